@@ -1,0 +1,26 @@
+# The two entry points a newcomer needs; both set up the machine first.
+#   make sweep   bootstrap, build, run the reference sweep  -> out/sweep/
+#   make test    bootstrap, build, run every test
+PRESET ?= release
+JOBS ?= $(shell nproc)
+
+.PHONY: bootstrap build sweep test bench clean
+
+bootstrap:
+	scripts/bootstrap
+
+build: bootstrap
+	cmake --preset $(PRESET) >/dev/null
+	cmake --build --preset $(PRESET) -j $(JOBS)
+
+sweep: build
+	build/$(PRESET)/tilec reference --workload siglip-mlp --batch 1
+
+test: build
+	ctest --preset $(PRESET)
+
+bench: build
+	for b in build/$(PRESET)/bench/*_bench; do $$b; done
+
+clean:
+	rm -rf build

@@ -1,0 +1,59 @@
+// The `tilec` binary: one app, one subcommand per job.
+#include "cli/commands.h"
+#include "support/error.h"
+#include "support/parallel.h"
+#include "support/span.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+int main(int argc, char** argv) {
+  CLI::App app{"tilec: compile neural-network graphs onto a tile processor and simulate them"};
+  app.set_version_flag("--version", "tilec 0.1.0");
+  app.require_subcommand(1);
+  int threads = 0;
+  std::string trace_path;
+  app.add_option("--threads", threads, "Host threads for tilec's own work (0 = every core)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--trace-json", trace_path,
+                 "Write tilec's own timing spans as Chrome trace-event JSON to FILE");
+
+  // Runs after the global options are read, before any subcommand's callback.
+  app.parse_complete_callback([&] { tilec::set_thread_count(threads); });
+
+  tilec::cli::add_reference_command(app);
+  tilec::cli::add_graph_commands(app);
+
+  // Written whatever the outcome, so a failing run can still be profiled.
+  struct TraceWriter {
+    const std::string& path;
+    ~TraceWriter() {
+      if (path.empty()) return;
+      try {
+        tilec::global_timeline().write_chrome_trace(path);
+      } catch (const tilec::Error& error) {
+        std::fprintf(stderr, "tilec: error: %s\n", error.what());
+      }
+    }
+  } trace_writer{trace_path};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& success) {
+    return app.exit(success);
+  } catch (const CLI::ParseError& error) {
+    // CLI11 prints usage errors itself; they are bad input.
+    app.exit(error);
+    return 2;
+  } catch (const tilec::Error& error) {
+    std::fprintf(stderr, "tilec: error: %s\n", error.what());
+    return error.exit_code();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "tilec: internal error: %s\n", tilec::one_line(error.what()).c_str());
+    return 1;
+  }
+  return 0;
+}
