@@ -1,0 +1,31 @@
+// Host reference kernels: FP32 arithmetic on plain row-major float arrays.
+// The graph interpreter (graph/reference.h) calls these and rounds each
+// result to its storage type. Multithreaded where the work is large.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace tilec::reference {
+
+// C[M,N] = A[M,K] x B[K,N] (FP32 accumulation), A and B row-major with the
+// given transposes (a transposed A is stored [K,M], a transposed B [N,K]).
+// Cache-blocked and multithreaded.
+void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c,
+          std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a = false,
+          bool transpose_b = false);
+
+// tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+float gelu_tanh(float x);
+// exact: 0.5 x (1 + erf(x / sqrt(2))).
+float gelu_erf(float x);
+
+// Over rows of length `width`: out = (x - mean) / sqrt(var + epsilon) * gamma + beta.
+void layernorm(std::span<const float> x, std::span<const float> gamma,
+               std::span<const float> beta, std::span<float> out, std::int64_t width,
+               float epsilon);
+
+// Over rows of length `width` (the softmax axis made innermost by the caller).
+void softmax(std::span<const float> x, std::span<float> out, std::int64_t width);
+
+}  // namespace tilec::reference

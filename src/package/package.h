@@ -1,0 +1,95 @@
+// A package: everything the device needs to run a compiled graph.
+//
+// One image per tile (segments of code and data at fixed addresses, an entry
+// point, symbols), the exchange groups that multicast sends name, the
+// bindings that say where each host-visible tensor lives (which tile, which
+// address, which elements), and each tile's memory map as the compiler
+// planned it. Tensor data is not part of a package: inputs and parameters
+// are loaded into the bound places before a run, outputs read after it.
+#pragma once
+
+#include "graph/graph.h"
+#include "target/machine.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tilec::package {
+
+constexpr std::uint32_t kFormatVersion = 1;
+
+struct Segment {
+  std::string name;  // ".text", ".kernels", ".args", ...
+  std::uint32_t address = 0;
+  // Shared between tiles whose segments are byte-identical.
+  std::shared_ptr<const std::vector<std::uint8_t>> bytes;
+  bool executable = false;
+
+  std::uint32_t size() const { return bytes ? static_cast<std::uint32_t>(bytes->size()) : 0; }
+};
+
+enum class SymbolKind : std::uint8_t { Function, Kernel, Data };
+
+struct Symbol {
+  std::string name;
+  std::uint32_t address = 0;
+  std::uint32_t size = 0;
+  SymbolKind kind = SymbolKind::Function;
+};
+
+// What the compiler put where on a tile, for the profile's memory map and to
+// check the simulator's use of memory against the plan.
+enum class RegionKind : std::uint8_t { Code, Arguments, Tensor, ExchangeBuffer, Scratch };
+
+struct Region {
+  std::string name;  // tensor or kernel name
+  std::uint32_t address = 0;
+  std::uint32_t size = 0;
+  RegionKind kind = RegionKind::Tensor;
+};
+
+struct TileImage {
+  std::uint32_t entry = 0;
+  std::vector<Segment> segments;
+  std::vector<Symbol> symbols;
+  std::vector<Region> regions;
+  // Largest number of bytes in use at once on this tile, code included,
+  // as the compiler planned it.
+  std::uint32_t peak_bytes = 0;
+};
+
+enum class BindingRole : std::uint8_t { Input, Parameter, Output };
+
+// A rectangular block of a tensor stored densely on one tile: element at
+// index i (start <= i < start + size, per axis) lives at
+//   address + sum_k (i_k - start_k) * strides_k * element_bytes.
+struct Piece {
+  std::uint32_t tile = 0;
+  std::uint32_t address = 0;
+  std::vector<std::int64_t> start;
+  std::vector<std::int64_t> size;
+  std::vector<std::int64_t> strides;  // in elements
+};
+
+struct Binding {
+  std::string name;
+  BindingRole role = BindingRole::Input;
+  graph::TensorType type;
+  // Inputs and outputs: every element in exactly one piece. Parameters may
+  // cover elements several times (replication); every copy is written.
+  std::vector<Piece> pieces;
+};
+
+struct Package {
+  std::string target = "ipu21";  // machine_by_name() spelling
+  std::vector<TileImage> tiles;  // one per tile of the target
+  std::vector<std::vector<std::uint32_t>> exchange_groups;
+  std::vector<Binding> bindings;
+  // Free-form facts from the compiler (graph name, budget, estimated
+  // cycles...), kept as JSON text.
+  std::string compile_info = "{}";
+};
+
+}  // namespace tilec::package
