@@ -1,7 +1,7 @@
 // Built-in workloads and their data.
 //
 // `siglip-mlp` is the MLP block of SigLIP So400m/14 at 384 px, as
-// /work/shared/workload.md defines it: x [batch, 729, 1152] (input),
+// ../shared/workload.md defines it: x [batch, 729, 1152] (input),
 // W1 [1152, 4304], W2 [4304, 1152] (parameters), h = gelu_tanh(x W1),
 // y = h W2 (output). `mlp` is the same graph with dimensions of your choice
 // (small by default), for tests and quick runs. docs/graph-format.md shows

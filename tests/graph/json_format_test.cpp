@@ -119,6 +119,8 @@ TEST(JsonFormat, DocumentedExamplesLoadAndMatchTheWorkload) {
   const Graph repeated = read_graph_json(examples[1]);
   const Graph workload = build_workload("siglip-mlp", {.blocks = 4, .precision = Precision::Fp16});
   EXPECT_EQ(first_difference(repeated, workload), "");
+  // The first example is the default fp8 workload with biases, automatic scales included.
+  EXPECT_EQ(first_difference(read_graph_json(examples[0]), build_workload("siglip-mlp", {.bias = true})), "");
 }
 
 TEST(JsonFormat, HandWrittenDefaultsAndComments) {
