@@ -64,6 +64,8 @@ class Expander {
       std::size_t k = 0;
       while (tokens[k].kind == TokenKind::Identifier && tokens[k + 1].is(":")) k += 2;
       const Token& command = tokens[k];
+      if (command.kind == TokenKind::Identifier && command.text == ".macro")
+        fail_at(line, command.column, "'.macro' must start its line (no label before it)");
       if (command.kind == TokenKind::Identifier && command.text == ".include") {
         include(line, tokens, k, depth);
       } else if (auto it = command.kind == TokenKind::Identifier ? macros_.find(std::string(command.text))
