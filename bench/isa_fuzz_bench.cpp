@@ -63,7 +63,7 @@ void BM_FuzzAssemblerInput(benchmark::State& state) {
         case 1: source.erase(at, 1 + random() % 3); break;
         default: source.insert(source.begin() + static_cast<std::ptrdiff_t>(at), alphabet[random() % alphabet.size()]); break;
       }
-      if (source.empty()) source = "x";
+      if (source.empty()) source.push_back('x');
     }
     try {
       benchmark::DoNotOptimize(assemble_text(source, "fuzz.s"));
