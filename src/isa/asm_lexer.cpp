@@ -6,15 +6,22 @@ namespace tilec::isa::assembly {
 
 namespace {
 
-bool is_identifier_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-}
-
-bool is_identifier_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-}
-
+// ASCII only, without the C library's locale lookups (lexing is hot).
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alphanumeric(char c) { return is_letter(c) || is_digit(c); }
+bool is_identifier_start(char c) { return is_letter(c) || c == '_' || c == '.'; }
+bool is_identifier_char(char c) { return is_alphanumeric(c) || c == '_' || c == '.'; }
+
+bool is_punct(char c) {
+  switch (c) {
+    case ',': case ':': case ';': case '{': case '}': case '(': case ')': case '+': case '-':
+    case '*': case '/': case '%': case '&': case '|': case '^': case '~': case '@':
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace
 
@@ -31,6 +38,7 @@ std::string describe(const Token& token) {
 std::vector<Token> lex_line(const SourceLine& line) {
   const std::string_view text = line.text;
   std::vector<Token> tokens;
+  tokens.reserve(16);
   std::size_t i = 0;
   auto token = [&](TokenKind kind, std::size_t begin, std::size_t end) {
     tokens.push_back(Token{kind, text.substr(begin, end - begin), static_cast<int>(begin) + 1});
@@ -48,10 +56,10 @@ std::vector<Token> lex_line(const SourceLine& line) {
       token(TokenKind::Identifier, begin, i);
     } else if (c == '$') {
       ++i;
-      while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i]))) ++i;
+      while (i < text.size() && is_alphanumeric(text[i])) ++i;
       if (i < text.size() && text[i] == ':') {
         ++i;
-        while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i]))) ++i;
+        while (i < text.size() && is_alphanumeric(text[i])) ++i;
       }
       token(TokenKind::Register, begin, i);
     } else if (is_digit(c)) {
@@ -79,7 +87,7 @@ std::vector<Token> lex_line(const SourceLine& line) {
     } else if ((c == '<' || c == '>') && i + 1 < text.size() && text[i + 1] == c) {
       i += 2;
       token(TokenKind::Punct, begin, i);
-    } else if (std::string_view(",:;{}()+-*/%&|^~@").find(c) != std::string_view::npos) {
+    } else if (is_punct(c)) {
       ++i;
       token(TokenKind::Punct, begin, i);
     } else if (c == '\\') {
