@@ -19,12 +19,20 @@ inline std::shared_ptr<const Bytes> shared_bytes(Bytes bytes) {
   return std::make_shared<const Bytes>(std::move(bytes));
 }
 
-// `bundles` encoded bundles: real instructions, then an undecodable word.
+// `bundles` encoded bundles: a few real instructions, and every fourth
+// bundle an undecodable one (as data in a code segment would be).
 inline Bytes sample_code(std::uint32_t bundles, std::uint8_t seed) {
+  using isa::Opcode;
   Bytes code;
   for (std::uint32_t i = 0; i < bundles; ++i) {
-    std::uint64_t bits = isa::encode_bundle({isa::nop(), isa::fnop()});
-    if (i % 4 == 3) bits = 0xFFFF'FF00'0000'0000ull | seed;  // not a valid bundle
+    isa::Bundle bundle{isa::nop(), isa::fnop()};
+    if (i % 4 == 1) bundle.main = {Opcode::Setzi, {1, static_cast<std::int32_t>(seed * 100 + i)}};
+    if (i % 4 == 2) {
+      bundle.main = {Opcode::Add, {2, 1, 1}};
+      bundle.flt = {Opcode::F32v4add, {0, 4, 8}};
+    }
+    std::uint64_t bits = isa::encode_bundle(bundle);
+    if (i % 4 == 3) bits = 0xFFFF'FF00'0000'0000ull | seed;
     for (int b = 0; b < 8; ++b) code.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
   }
   return code;
