@@ -42,15 +42,17 @@ std::vector<std::uint8_t> compress(std::span<const std::uint8_t> body) {
 }
 
 // Decompresses exactly one zstd frame that must produce exactly `expected`
-// bytes. The output grows as data actually arrives, so a header that claims
-// a huge body costs nothing unless the frame really holds it.
+// bytes. The output starts at a size in proportion to the input and grows
+// as data actually arrives, so a header that claims a huge body costs
+// nothing unless the frame really holds it.
 std::vector<std::uint8_t> decompress(std::span<const std::uint8_t> stored, std::uint64_t expected) {
   std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(), &ZSTD_freeDCtx);
   TILEC_CHECK(context != nullptr, "cannot allocate a zstd context");
   std::vector<std::uint8_t> body;
   std::size_t produced = 0;
   ZSTD_inBuffer input{stored.data(), stored.size(), 0};
-  constexpr std::uint64_t kFirstChunk = 1 << 20;
+  // Packages compress 3-4x; zeroed data far more, hence the margin.
+  const std::uint64_t first_size = std::max<std::uint64_t>(1 << 20, 64 * stored.size());
   while (true) {
     if (produced == body.size()) {
       if (body.size() == expected) {
@@ -66,7 +68,7 @@ std::vector<std::uint8_t> decompress(std::span<const std::uint8_t> stored, std::
         if (status != 0) throw_bad_input("", "body's compressed frame is incomplete");
         break;
       }
-      body.resize(static_cast<std::size_t>(std::min(expected, std::max(kFirstChunk, 2 * body.size()))));
+      body.resize(static_cast<std::size_t>(std::min(expected, std::max<std::uint64_t>(first_size, 2 * body.size()))));
     }
     ZSTD_outBuffer output{body.data(), body.size(), produced};
     std::size_t consumed = input.pos;
