@@ -91,6 +91,15 @@ TEST(ReferenceCommand, MissingInputTensorIsOneLine) {
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
 }
 
+TEST(ReferenceCommand, AnUnwritableDumpIsAFailure) {
+  // The inputs were fine; writing the results was not: exit 1.
+  const std::string dir = fresh_directory("reference_unwritable");
+  std::filesystem::create_directory(dir + "/graph.json");
+  const TilecRun run = run_tilec("reference --workload mlp --dump " + dir);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "tilec: error: " + dir + "/graph.json: cannot open the file for writing\n");
+}
+
 TEST(ReferenceCommand, OutOfRangeFlagsAreOneLine) {
   const std::string run = "reference --workload siglip-mlp ";
   expect_one_line_error(run_tilec(run + "--batch 0"), "--batch 0: must be an integer >= 1");
