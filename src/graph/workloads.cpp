@@ -5,6 +5,7 @@
 #include "graph/shape_inference.h"
 #include "numerics/fp8.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 #include <cmath>
 
@@ -172,15 +173,19 @@ Graph build_workload(std::string_view name, MlpOptions options) {
 }
 
 TensorMap generate_data(const Graph& graph, std::uint64_t seed) {
-  TensorMap data;
-  for (const Op& op : graph.ops) {
-    if (op.kind != OpKind::Input && op.kind != OpKind::Parameter) continue;
+  std::vector<const Op*> sources = graph.inputs();
+  for (const Op* parameter : graph.parameters()) sources.push_back(parameter);
+  // Each tensor has its own stream, so they can be made in any order.
+  std::vector<Tensor> tensors(sources.size());
+  parallel_for(0, sources.size(), [&](std::size_t i) {
+    const Op& op = *sources[i];
     const TensorType& type = graph.type(op.results.at(0));
     const float sigma = op.kind == OpKind::Input ? kInputSigma : kParameterSigma;
-    const std::vector<float> values =
-        gaussian(seed, op.name, static_cast<std::size_t>(type.elements()), sigma);
-    data.emplace(op.name, Tensor::from_floats(type, values));
-  }
+    tensors[i] = Tensor::from_floats(
+        type, gaussian(seed, op.name, static_cast<std::size_t>(type.elements()), sigma));
+  });
+  TensorMap data;
+  for (std::size_t i = 0; i < sources.size(); ++i) data.emplace(sources[i]->name, std::move(tensors[i]));
   return data;
 }
 
