@@ -11,6 +11,9 @@ namespace {
 // Deep enough for any sensible nesting, small enough to stop a macro or an
 // include that uses itself.
 constexpr int kMaxDepth = 64;
+// More lines than a tile's memory can hold bundles for: a bound on macros
+// that expand each other exponentially.
+constexpr std::size_t kMaxExpandedLines = 200'000;
 
 struct Macro {
   std::vector<std::string> parameters;
@@ -153,6 +156,9 @@ class Expander {
     if (arguments.size() != macro.parameters.size())
       fail_at(line, tokens[k].column, "macro '{}' takes {} argument(s), got {}", name,
               macro.parameters.size(), arguments.size());
+    expanded_lines_ += macro.body.size();
+    if (expanded_lines_ > kMaxExpandedLines)
+      fail_at(line, tokens[k].column, "macros expand to more than {} lines", kMaxExpandedLines);
     const std::string unique = std::to_string(expansions_++);
     const std::string note = fmt::format(" (in macro '{}' used at {}){}", name, place_of(line, tokens[k].column),
                                          line.expansion);
@@ -201,6 +207,7 @@ class Expander {
   std::unordered_map<std::string, Macro> macros_;
   std::vector<std::string> include_stack_;
   int expansions_ = 0;
+  std::size_t expanded_lines_ = 0;
 };
 
 }  // namespace
