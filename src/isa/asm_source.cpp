@@ -84,9 +84,7 @@ class Expander {
 
   std::size_t define_macro(std::vector<SourceLine>& lines, std::size_t at) {
     const SourceLine& line = lines[at];
-    const std::vector<Token> tokens = lex_line(line);
-    if (tokens[0].kind != TokenKind::Identifier)
-      fail_at(line, tokens[0].column, "a label cannot precede '.macro'");
+    const std::vector<Token> tokens = lex_line(line);  // tokens[0] is ".macro"
     const Token& name = tokens[1];
     if (name.kind != TokenKind::Identifier || name.text.starts_with('.'))
       fail_at(line, name.column, "expected a macro name after '.macro', got {}", describe(name));
