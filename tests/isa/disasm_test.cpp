@@ -84,7 +84,7 @@ TEST(ObjectListing, ShowsBytesSymbolsAndRelocations) {
             "object l.s\n"
             "section .text code standard align 8 size 8\n"
             "  0000: 00000102 00000080  setzi $m1, 0  <- abs20 g+0\n"
-            "section .data any align 1 size 5\n"
+            "section .data any align 4 size 5\n"
             "  0000: abcdef01 02\n"
             "symbol f .text+0x0 size 0 global function\n"
             "symbol g undefined\n"
