@@ -1,0 +1,105 @@
+// The planner's view of a graph: a chain of row-local steps.
+//
+// Decided at this level: the 2-D view of every activation (rows = the
+// product of the leading axes, the "token" rows every step shares; cols =
+// the last axis), which graph ops each step implements, which elementwise
+// ops fuse into the step before them as its epilogue, which values are
+// weights (parameters, per iteration inside a repeat), and the repeat
+// structure (a body kept once, with its iteration count).
+// Not decided: anything about tiles, layouts, memory or time.
+//
+// A graph is row-local when every step maps row r of its input to row r of
+// its output: GEMMs whose right operand is a parameter, elementwise ops,
+// and layernorm/softmax over the last axis. Graphs with other ops are
+// rejected here with an error naming the op.
+#pragma once
+
+#include "graph/graph.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec::compiler {
+
+// An elementwise operation fused after a step; each rounds to `result`.
+struct EpilogueOp {
+  enum class Kind : std::uint8_t { AddBias, Gelu, Cast };
+  Kind kind;
+  std::string op_name;
+  int weight = -1;  // AddBias: index into Chain::weights (a [cols] vector)
+  graph::GeluApproximation approximation = graph::GeluApproximation::Tanh;
+  StorageType result;
+};
+
+struct Activation {
+  std::string name;  // the value's name in the graph
+  std::int64_t cols = 0;
+  StorageType storage;
+};
+
+// A parameter the chain reads: its shape as the step sees it ([K, N] for a
+// GEMM weight, [cols] for a bias), and, inside a repeat, the leading axis
+// of the whole parameter that iterations step through.
+struct Weight {
+  std::string parameter;  // the graph parameter's name (the binding)
+  std::vector<std::int64_t> shape;
+  StorageType storage;
+  bool per_iteration = false;  // a repeat's sequence operand
+};
+
+enum class StepKind : std::uint8_t { Gemm, Map, LayerNorm, Softmax };
+
+struct Step {
+  StepKind kind;
+  std::string name;  // the graph op it starts from
+  int input = -1;    // activation indices
+  int second_input = -1;  // Map: elementwise add of two activations
+  int output = -1;
+  // Gemm: output = input[rows, K] x weights[weight] ([K, N], or [N, K] when
+  // transposed), accumulated in FP32 and rounded to `result`.
+  int weight = -1;
+  bool transpose_weight = false;
+  // LayerNorm: gamma and beta weights.
+  int gamma = -1;
+  int beta = -1;
+  float epsilon = 0;
+  // The step's own result type, before its epilogue.
+  StorageType result;
+  std::vector<EpilogueOp> epilogue;
+
+  // Result type after the epilogue: the output activation's storage.
+  StorageType final_storage() const { return epilogue.empty() ? result : epilogue.back().result; }
+};
+
+// Steps [first, last] run `count` times; iteration i reads slice i of
+// every per-iteration weight. carried[k] = (activation at the body's
+// start, activation at its end) for each carried value.
+struct RepeatRegion {
+  std::string name;
+  int first_step = 0;
+  int last_step = 0;
+  std::int64_t count = 1;
+  std::vector<std::pair<int, int>> carried;
+};
+
+struct Chain {
+  std::int64_t rows = 0;  // token rows shared by every activation
+  std::vector<std::int64_t> row_shape;  // the leading axes, e.g. [batch, 729]
+  std::vector<Activation> activations;
+  std::vector<Weight> weights;
+  std::vector<Step> steps;
+  std::optional<RepeatRegion> repeat;
+  // Host inputs and graph outputs: (binding name, activation index).
+  std::vector<std::pair<std::string, int>> inputs;
+  std::vector<std::pair<std::string, int>> outputs;
+
+  std::int64_t macs() const;  // over every iteration
+};
+
+// Throws BadInput naming the op when the graph is not row-local or uses a
+// construct the compiler does not support.
+Chain build_chain(const graph::Graph& graph);
+
+}  // namespace tilec::compiler

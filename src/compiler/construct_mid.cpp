@@ -1,0 +1,225 @@
+// The construction half of construct_mid: the mid-level IR of one plan.
+#include "compiler/construct_mid.h"
+
+#include "support/error.h"
+
+#include <map>
+
+namespace tilec::compiler {
+
+namespace {
+
+class MidBuilder {
+ public:
+  MidBuilder(const Chain& chain, const GemmCandidates& candidates, const PlanChoice& choice, MidProgram& program)
+      : chain_(chain), candidates_(candidates), choice_(choice), program_(program) {}
+
+  void build() {
+    for (int index = 0; index < static_cast<int>(chain_.steps.size()); ++index) {
+      if (chain_.repeat && index == chain_.repeat->first_step) program_.repeat_first_op = static_cast<int>(program_.ops.size());
+      add_step(index);
+      if (chain_.repeat && index == chain_.repeat->last_step) close_region();
+    }
+    if (chain_.repeat) program_.repeat_count = chain_.repeat->count;
+    for (const auto& [name, activation] : chain_.outputs)
+      TILEC_CHECK(current_.count(activation), "output '{}' was never computed", name);
+    number_supersteps();
+  }
+
+ private:
+  int add_value(MidValue value) {
+    program_.values.push_back(std::move(value));
+    return static_cast<int>(program_.values.size()) - 1;
+  }
+
+  int activation_value(int activation, const ColumnLayout& layout) {
+    const Activation& a = chain_.activations[activation];
+    MidValue value{a.name, a.cols, a.storage, layout, false, activation};
+    int id = add_value(std::move(value));
+    current_[activation] = id;
+    return id;
+  }
+
+  int add_op(MidOp op) {
+    program_.ops.push_back(std::move(op));
+    return static_cast<int>(program_.ops.size()) - 1;
+  }
+
+  // The value of `activation` in `layout`, rearranging when needed. Host
+  // inputs seen for the first time are bound in the stored-once form.
+  int value_in(int activation, const ColumnLayout& layout, bool host_input_stored_once) {
+    auto it = current_.find(activation);
+    if (it == current_.end()) {
+      ColumnLayout bound = host_input_stored_once ? stored_once(layout, 1) : layout;
+      int id = activation_value(activation, bound);
+      if (bound == layout) return id;
+      it = current_.find(activation);
+    }
+    int from = it->second;
+    if (program_.values[from].layout == layout) return from;
+    MidValue moved = program_.values[from];
+    moved.layout = layout;
+    int to = add_value(std::move(moved));
+    MidOp op{MidOpKind::Rearrange, program_.values[from].name + ".rearrange"};
+    op.inputs = {from};
+    op.output = to;
+    add_op(std::move(op));
+    current_[activation] = to;
+    return to;
+  }
+
+  ColumnLayout spread_layout(std::int64_t cols) const {
+    ColumnLayout spread;
+    std::vector<Range> parts = balanced_split(cols, choice_.group_size, kPanelRows);
+    for (int tile = 0; tile < static_cast<int>(parts.size()); ++tile)
+      if (parts[tile].size()) {
+        spread.parts.push_back(parts[tile]);
+        spread.tiles.push_back({tile});
+      }
+    return spread;
+  }
+
+  void add_step(int index) {
+    const Step& step = chain_.steps[index];
+    switch (step.kind) {
+      case StepKind::Gemm: add_gemm(index); return;
+      case StepKind::Map: add_map(index); return;
+      case StepKind::LayerNorm:
+      case StepKind::Softmax: add_row_step(index); return;
+    }
+  }
+
+  void add_gemm(int index) {
+    const Step& step = chain_.steps[index];
+    const GemmCandidate& candidate =
+        candidates_.by_step.at(index).at(choice_.group_size).at(static_cast<std::size_t>(choice_.gemm_choice[index]));
+    int input = value_in(step.input, candidate.input_layout, true);
+    // Partial sums: every tile of column part n holds the sums over its K part.
+    MidValue partial{step.name + ".partial", chain_.activations[step.output].cols,
+                     StorageType{candidate.partial_type, 0}, {}, true, -1};
+    for (int n = 0; n < candidate.grid.column_parts; ++n) {
+      partial.layout.parts.push_back(candidate.grid.columns[n]);
+      std::vector<int> tiles;
+      for (int k = 0; k < candidate.grid.k_parts; ++k) tiles.push_back(candidate.grid.tile(n, k));
+      partial.layout.tiles.push_back(std::move(tiles));
+    }
+    int partial_id = add_value(std::move(partial));
+    MidOp gemm{MidOpKind::Gemm, step.name, index};
+    gemm.inputs = {input};
+    gemm.output = partial_id;
+    gemm.grid = candidate.grid;
+    add_op(std::move(gemm));
+
+    int output = activation_value(step.output, candidate.output_layout);
+    MidOp reduce{MidOpKind::Reduce, step.name + ".reduce", index};
+    reduce.inputs = {partial_id};
+    reduce.output = output;
+    reduce.grid = candidate.grid;
+    reduce.epilogue = step.epilogue;
+    add_op(std::move(reduce));
+  }
+
+  void add_map(int index) {
+    const Step& step = chain_.steps[index];
+    auto it = current_.find(step.input);
+    ColumnLayout layout = it == current_.end() ? spread_layout(chain_.activations[step.input].cols)
+                                               : program_.values[it->second].layout;
+    bool enters_region = chain_.repeat && index < chain_.repeat->first_step && step.name == chain_.repeat->name + ".enter";
+    if (enters_region) layout = entry_layout(layout);
+    int input = value_in(step.input, layout, false);
+    MidOp op{MidOpKind::Map, step.name, index};
+    op.inputs = {input};
+    if (step.second_input >= 0) op.inputs.push_back(value_in(step.second_input, layout, false));
+    op.epilogue = step.epilogue;
+    op.output = activation_value(step.output, layout);
+    if (enters_region) entry_value_ = op.output;
+    add_op(std::move(op));
+  }
+
+  // The carried value's layout inside the loop: what the body leaves, so the
+  // loop needs no rearrange at its end when the plan allows it.
+  ColumnLayout entry_layout(const ColumnLayout& current) const {
+    const Step& last = chain_.steps[chain_.repeat->last_step];
+    if (last.kind != StepKind::Gemm) return current;
+    return candidates_.by_step.at(chain_.repeat->last_step)
+        .at(choice_.group_size)
+        .at(static_cast<std::size_t>(choice_.gemm_choice[chain_.repeat->last_step]))
+        .output_layout;
+  }
+
+  void add_row_step(int index) {
+    const Step& step = chain_.steps[index];
+    ColumnLayout whole = whole_rows_layout(chain_.activations[step.input].cols);
+    int input = value_in(step.input, whole, false);
+    MidOp op{step.kind == StepKind::LayerNorm ? MidOpKind::LayerNorm : MidOpKind::Softmax, step.name, index};
+    op.inputs = {input};
+    op.output = activation_value(step.output, whole);
+    add_op(std::move(op));
+  }
+
+  void close_region() {
+    const RepeatRegion& region = *chain_.repeat;
+    for (const auto& [start, end] : region.carried) {
+      const ColumnLayout& entry = program_.values[current_.at(start)].layout;
+      int final_value = value_in(end, entry, false);
+      program_.loop_carried.emplace_back(final_value, current_.at(start));
+    }
+    program_.repeat_last_op = static_cast<int>(program_.ops.size()) - 1;
+  }
+
+  // An op that exchanges opens a new superstep; compute ops join the
+  // current one.
+  void number_supersteps() {
+    int superstep = -1;
+    for (MidOp& op : program_.ops) {
+      bool exchanges = op.kind == MidOpKind::Rearrange || (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
+      if (exchanges || superstep < 0) ++superstep;
+      op.superstep = superstep;
+    }
+    program_.supersteps = superstep + 1;
+  }
+
+  const Chain& chain_;
+  const GemmCandidates& candidates_;
+  const PlanChoice& choice_;
+  MidProgram& program_;
+  std::map<int, int> current_;  // activation -> value holding it now
+  int entry_value_ = -1;
+};
+
+GroupPlan plan_groups(const Chain& chain, const PlanChoice& choice) {
+  GroupPlan plan;
+  plan.group_size = choice.group_size;
+  plan.groups = choice.groups;
+  plan.chunks = choice.chunks;
+  std::int64_t panels = (chain.rows + kPanelRows - 1) / kPanelRows;
+  std::vector<Range> group_panels = balanced_split(panels, choice.groups, 1);
+  std::int64_t chunk_panels = 0;
+  for (const Range& range : group_panels) chunk_panels = std::max(chunk_panels, (range.size() + choice.chunks - 1) / choice.chunks);
+  for (const Range& range : group_panels) {
+    std::vector<Range> chunks;
+    for (int chunk = 0; chunk < choice.chunks; ++chunk) {
+      std::int64_t first = std::min(range.end, range.begin + chunk * chunk_panels);
+      std::int64_t last = std::min(range.end, first + chunk_panels);
+      chunks.push_back(Range{std::min(chain.rows, first * kPanelRows), std::min(chain.rows, last * kPanelRows)});
+    }
+    plan.rows.push_back(std::move(chunks));
+  }
+  plan.chunk_panels = chunk_panels;
+  return plan;
+}
+
+}  // namespace
+
+MidProgram construct_mid(const Chain& chain, const GemmCandidates& candidates, const PlanChoice& choice,
+                         const CompileOptions& options) {
+  MidProgram program;
+  program.groups = plan_groups(chain, choice);
+  MidBuilder builder(chain, candidates, choice, program);
+  builder.build();
+  program.estimate = choice.estimate;
+  (void)options;
+  return program;
+}
+
+}  // namespace tilec::compiler

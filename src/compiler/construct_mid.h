@@ -1,0 +1,47 @@
+// Stage construct_mid: choose the plan and build the mid-level IR.
+//
+// Needs: the chain, its GEMM candidates, the kernel library's code size.
+// Does: a search over the chain's steps in order. For every group size and
+// chunk count it runs a dynamic program whose states are the layouts at
+// step boundaries and whose labels are (estimated cycles, estimated peak
+// bytes per tile), keeping the Pareto front of labels per state.
+// Produces: every plan on the overall Pareto front, fastest first (the
+// driver takes the fastest whose exact memory fits the budget), and the
+// mid-level IR of a chosen plan: values with layouts, ops with supersteps.
+// Leaves for later: addresses, exchange timing, worker shares, code.
+#pragma once
+
+#include "compiler/chain.h"
+#include "compiler/gemm_candidates.h"
+#include "compiler/mid.h"
+#include "compiler/options.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec::compiler {
+
+struct PlanChoice {
+  int group_size = 1;
+  int groups = 1;
+  int chunks = 1;
+  std::vector<int> gemm_choice;  // per chain step: candidate index (-1 when not a GEMM)
+  MidEstimate estimate;
+
+  std::string summary(const Chain& chain, const GemmCandidates& candidates) const;
+};
+
+struct PlanSearch {
+  std::vector<PlanChoice> front;  // Pareto front, fastest first
+  std::int64_t plans_considered = 0;
+};
+
+PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates,
+                        const std::vector<int>& group_sizes, std::int64_t library_code_bytes,
+                        const CompileOptions& options);
+
+MidProgram construct_mid(const Chain& chain, const GemmCandidates& candidates, const PlanChoice& choice,
+                         const CompileOptions& options);
+
+}  // namespace tilec::compiler

@@ -1,0 +1,49 @@
+// Stage gemm_candidates: the ways each GEMM step can spread over a group.
+//
+// Needs: the chain and the group sizes the search will try.
+// Produces: for every GEMM step and group size, candidate grids (column
+// parts x K parts, uneven splits in 16-column units), the layouts they read
+// and leave, and their per-chunk-row costs: compute cycles, the partial-sum
+// reduction, weight bytes per tile.
+// Leaves for later: the choice (construct_mid), addresses, timing.
+#pragma once
+
+#include "compiler/chain.h"
+#include "compiler/mid.h"
+#include "compiler/options.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace tilec::compiler {
+
+struct GemmCandidate {
+  GemmGrid grid;
+  ColumnLayout input_layout;   // K parts, each on its column parts' tiles
+  ColumnLayout output_layout;  // after the reduction: column part x K part
+  ElementType partial_type;    // what partial sums are stored and exchanged as
+  std::int64_t weight_bytes = 0;  // per tile, every iteration included
+  std::int64_t max_columns = 0;   // widest column part
+  std::int64_t max_ks = 0;        // widest K part
+};
+
+struct GemmCandidates {
+  // [step][group size] -> candidates
+  std::map<int, std::map<int, std::vector<GemmCandidate>>> by_step;
+};
+
+std::vector<int> candidate_group_sizes(const Chain& chain, const CompileOptions& options);
+
+GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group_sizes,
+                               const CompileOptions& options);
+
+// The layout in which a step that needs `layout` finds its host input when
+// the input is stored once: each part split among its replicas.
+ColumnLayout stored_once(const ColumnLayout& layout, std::int64_t unit);
+
+// Every column on the group's first tile: what whole-row steps (layernorm,
+// softmax) read.
+ColumnLayout whole_rows_layout(std::int64_t cols);
+
+}  // namespace tilec::compiler

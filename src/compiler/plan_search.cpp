@@ -1,0 +1,348 @@
+// The search half of construct_mid: the dynamic program over the chain.
+#include "compiler/construct_mid.h"
+
+#include "compiler/cost_model.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace tilec::compiler {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+
+// Layouts seen by the search, deduplicated so that states compare by id.
+class LayoutTable {
+ public:
+  int id(const ColumnLayout& layout) {
+    auto it = std::find(layouts_.begin(), layouts_.end(), layout);
+    if (it != layouts_.end()) return static_cast<int>(it - layouts_.begin());
+    layouts_.push_back(layout);
+    return static_cast<int>(layouts_.size()) - 1;
+  }
+  const ColumnLayout& at(int id) const { return layouts_[static_cast<std::size_t>(id)]; }
+
+ private:
+  std::vector<ColumnLayout> layouts_;
+};
+
+struct Label {
+  double cycles = 0;  // per chunk
+  int exchanges = 0;  // exchange phases per chunk
+  std::int64_t weight_bytes = 0;
+  std::int64_t activation_peak = 0;
+  std::int64_t supervisor_bundles = 0;
+  std::vector<int> choice;
+
+  bool dominates(const Label& other) const {
+    return cycles <= other.cycles && weight_bytes <= other.weight_bytes &&
+           activation_peak <= other.activation_peak;
+  }
+};
+
+// (current layout, layout the repeat's carried value has at its entry or -1)
+using State = std::pair<int, int>;
+
+void insert_label(std::vector<Label>& front, Label label) {
+  for (const Label& existing : front)
+    if (existing.dominates(label)) return;
+  std::erase_if(front, [&](const Label& existing) { return label.dominates(existing); });
+  front.push_back(std::move(label));
+  if (front.size() > 12) {
+    std::sort(front.begin(), front.end(), [](const Label& a, const Label& b) { return a.cycles < b.cycles; });
+    front.resize(12);
+  }
+}
+
+struct SearchContext {
+  const Chain& chain;
+  const GemmCandidates& candidates;
+  const CompileOptions& options;
+  int group_size;
+  std::int64_t rows;        // padded rows of one chunk
+  std::int64_t iterations;  // repeat count
+};
+
+std::uint32_t storage_bytes(StorageType storage) { return element_bytes(storage.element); }
+
+bool in_region(const Chain& chain, int step) {
+  return chain.repeat && step >= chain.repeat->first_step && step <= chain.repeat->last_step;
+}
+
+std::int64_t max_columns_on_tile(const ColumnLayout& layout) {
+  std::int64_t most = 0;
+  for (const Range& part : layout.parts) most = std::max(most, part.size());
+  return most;
+}
+
+// Moves the current value into `to`; returns its cost into `label`.
+void add_rearrange(const SearchContext& context, const ColumnLayout& from, const ColumnLayout& to,
+                   std::uint32_t element, double repeat, Label& label) {
+  if (from == to) return;
+  RearrangeCost cost = rearrange_cost(from, to, context.rows, element);
+  if (!cost.needed()) return;
+  label.cycles += repeat * exchange_cycles(cost.bytes_in, cost.bytes_out, cost.transfers, context.options.machine);
+  label.exchanges += static_cast<int>(repeat);
+  label.supervisor_bundles += 2 * cost.transfers + 4;
+  std::int64_t live = context.rows * (max_columns_on_tile(from) + max_columns_on_tile(to)) * element;
+  label.activation_peak = std::max(label.activation_peak, live);
+}
+
+void add_gemm(const SearchContext& context, int step_index, const GemmCandidate& candidate, const ColumnLayout& from,
+              Label& label) {
+  const Chain& chain = context.chain;
+  const Step& step = chain.steps[step_index];
+  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const StorageType input_storage = chain.activations[step.input].storage;
+  const std::uint32_t input_bytes = storage_bytes(input_storage);
+  add_rearrange(context, from, candidate.input_layout, input_bytes, repeat, label);
+
+  const GemmGrid& grid = candidate.grid;
+  std::int64_t panels = context.rows / kPanelRows;
+  std::int64_t panel_columns = round_up(candidate.max_columns, kPanelRows);
+  std::int64_t blocks = panel_columns / kPanelRows * panels;
+  std::int64_t k_steps = candidate.max_ks;
+  const std::uint32_t partial_bytes = element_bytes(candidate.partial_type);
+  label.cycles += repeat * gemm_tile_cycles(blocks, k_steps, input_storage.element,
+                                            candidate.partial_type == ElementType::F32);
+
+  // The reduction: partials of this K part's share come in from the other
+  // K parts, plus a second local partial where a block was split between
+  // workers; the sum goes through the epilogue.
+  std::int64_t share = round_up(ceil_div(candidate.max_columns, grid.k_parts), 1);
+  std::int64_t share_elements = context.rows * share;
+  const StorageType out_storage = step.final_storage();
+  int inputs = grid.k_parts + 1;
+  label.cycles += repeat * map_tile_cycles(share_elements, inputs, candidate.partial_type, step.epilogue,
+                                           out_storage.element);
+  std::int64_t exchanged = 0;
+  if (grid.k_parts > 1) {
+    exchanged = static_cast<std::int64_t>(grid.k_parts - 1) * share_elements * partial_bytes;
+    label.cycles += repeat * exchange_cycles(exchanged, exchanged, grid.k_parts - 1, context.options.machine);
+    label.exchanges += static_cast<int>(repeat);
+    label.supervisor_bundles += 2 * (grid.k_parts - 1) + 4;
+  }
+  label.supervisor_bundles += 40;
+
+  std::int64_t input_panel = context.rows * candidate.max_ks * input_bytes;
+  std::int64_t partials = context.rows * panel_columns * partial_bytes + 6 * kPanelRows * kPanelRows * partial_bytes;
+  std::int64_t output = context.rows * round_up(share, 8) * storage_bytes(out_storage);
+  label.activation_peak = std::max(label.activation_peak, input_panel + partials + exchanged + output);
+
+  label.weight_bytes += candidate.weight_bytes;
+  for (const EpilogueOp& op : step.epilogue)
+    if (op.kind == EpilogueOp::Kind::AddBias)
+      label.weight_bytes += round_up(share, 8) * storage_bytes(chain.weights[op.weight].storage) *
+                            (chain.weights[op.weight].per_iteration ? context.iterations : 1);
+}
+
+void add_elementwise(const SearchContext& context, int step_index, const ColumnLayout& layout, Label& label) {
+  const Chain& chain = context.chain;
+  const Step& step = chain.steps[step_index];
+  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  std::int64_t columns = max_columns_on_tile(layout);
+  std::int64_t elements = context.rows * columns;
+  const StorageType in = chain.activations[step.input].storage;
+  int inputs = step.second_input >= 0 ? 2 : 1;
+  if (step.epilogue.empty() && inputs == 1) return;  // an identity copy: aliased later
+  label.cycles += repeat * map_tile_cycles(elements, inputs, in.element, step.epilogue, step.final_storage().element);
+  label.activation_peak = std::max(label.activation_peak,
+                                   elements * (inputs * storage_bytes(in) + storage_bytes(step.final_storage())));
+  label.supervisor_bundles += 20;
+}
+
+void add_row_step(const SearchContext& context, int step_index, const ColumnLayout& from, Label& label) {
+  const Chain& chain = context.chain;
+  const Step& step = chain.steps[step_index];
+  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const Activation& input = chain.activations[step.input];
+  ColumnLayout whole = whole_rows_layout(input.cols);
+  add_rearrange(context, from, whole, storage_bytes(input.storage), repeat, label);
+  std::int64_t elements = context.rows * input.cols;
+  // Two passes over the row (statistics, then normalise), on one tile.
+  label.cycles += repeat * 3 * map_tile_cycles(elements, 1, input.storage.element, {}, step.result.element);
+  label.activation_peak = std::max(label.activation_peak,
+                                   elements * (storage_bytes(input.storage) + storage_bytes(step.result)) +
+                                       context.rows * 16);
+  if (step.gamma >= 0) label.weight_bytes += 2 * input.cols * storage_bytes(chain.weights[step.gamma].storage);
+  label.supervisor_bundles += 20;
+}
+
+// Layouts a repeat's carried value may take inside the loop: the output
+// layouts of the region's last step.
+std::vector<ColumnLayout> entry_layouts(const SearchContext& context, const ColumnLayout& current) {
+  std::vector<ColumnLayout> layouts{current};
+  const Chain& chain = context.chain;
+  const Step& last = chain.steps[chain.repeat->last_step];
+  if (last.kind == StepKind::Gemm)
+    for (const GemmCandidate& candidate : context.candidates.by_step.at(chain.repeat->last_step).at(context.group_size))
+      layouts.push_back(candidate.output_layout);
+  return layouts;
+}
+
+// Runs the dynamic program for one group size and chunk size; returns the
+// labels at the end of the chain.
+std::vector<Label> run_program(const SearchContext& context, LayoutTable& layouts) {
+  const Chain& chain = context.chain;
+  std::map<State, std::vector<Label>> states;
+  std::map<int, int> activation_layout;  // layouts of values read later (residuals, outputs)
+
+  // The host input starts stored once, in the layout its first reader wants
+  // (chosen per candidate below); until then its state is "undecided" (-1).
+  Label start;
+  start.choice.assign(chain.steps.size(), -1);
+  states[{-1, -1}].push_back(start);
+
+  for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
+    const Step& step = chain.steps[index];
+    std::map<State, std::vector<Label>> next;
+    for (auto& [state, labels] : states) {
+      auto [current, entry] = state;
+      for (const Label& label : labels) {
+        auto continue_with = [&](int layout, int entry_layout, Label grown) {
+          insert_label(next[{layout, entry_layout}], std::move(grown));
+        };
+        if (step.kind == StepKind::Gemm) {
+          const auto& options = context.candidates.by_step.at(index).at(context.group_size);
+          for (int c = 0; c < static_cast<int>(options.size()); ++c) {
+            const GemmCandidate& candidate = options[c];
+            Label grown = label;
+            grown.choice[index] = c;
+            // An undecided host input is bound straight into the stored-once
+            // form of the layout this step reads.
+            ColumnLayout from = current < 0 ? stored_once(candidate.input_layout, 1) : layouts.at(current);
+            add_gemm(context, index, candidate, from, grown);
+            continue_with(layouts.id(candidate.output_layout), entry, std::move(grown));
+          }
+        } else if (step.kind == StepKind::Map) {
+          if (current < 0) {
+            // A map on the host input: keep it spread over the group in 16-column parts.
+            ColumnLayout spread;
+            std::vector<Range> parts = balanced_split(chain.activations[step.input].cols,
+                                                      context.group_size, kPanelRows);
+            for (int tile = 0; tile < static_cast<int>(parts.size()); ++tile)
+              if (parts[tile].size()) {
+                spread.parts.push_back(parts[tile]);
+                spread.tiles.push_back({tile});
+              }
+            current = layouts.id(spread);
+          }
+          bool enters_region = chain.repeat && index < chain.repeat->first_step &&
+                               step.name == chain.repeat->name + ".enter";
+          if (enters_region) {
+            for (const ColumnLayout& layout : entry_layouts(context, layouts.at(current))) {
+              Label grown = label;
+              add_rearrange(context, layouts.at(current), layout,
+                            storage_bytes(chain.activations[step.input].storage), 1.0, grown);
+              int id = layouts.id(layout);
+              continue_with(id, id, std::move(grown));
+            }
+            continue;
+          }
+          Label grown = label;
+          add_elementwise(context, index, layouts.at(current), grown);
+          continue_with(current, entry, std::move(grown));
+        } else {
+          Label grown = label;
+          ColumnLayout from = current < 0 ? whole_rows_layout(chain.activations[step.input].cols) : layouts.at(current);
+          add_row_step(context, index, from, grown);
+          continue_with(layouts.id(whole_rows_layout(chain.activations[step.output].cols)), entry, std::move(grown));
+        }
+      }
+    }
+    // Close the repeat: the carried value must come back to its entry layout.
+    if (chain.repeat && index == chain.repeat->last_step) {
+      std::map<State, std::vector<Label>> closed;
+      for (auto& [state, labels] : next) {
+        auto [current, entry] = state;
+        for (Label label : labels) {
+          if (entry >= 0 && current != entry) {
+            const Activation& carried = chain.activations[chain.steps[index].output];
+            add_rearrange(context, layouts.at(current), layouts.at(entry), storage_bytes(carried.storage),
+                          static_cast<double>(context.iterations), label);
+          }
+          insert_label(closed[{entry >= 0 ? entry : current, -1}], std::move(label));
+        }
+      }
+      next = std::move(closed);
+    }
+    states = std::move(next);
+  }
+  std::vector<Label> finals;
+  for (auto& [state, labels] : states)
+    for (Label& label : labels) finals.push_back(std::move(label));
+  return finals;
+}
+
+}  // namespace
+
+std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candidates) const {
+  std::string text = fmt::format("{} groups of {} tiles, {} chunk{}", groups, group_size, chunks, chunks == 1 ? "" : "s");
+  for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
+    if (gemm_choice[index] < 0) continue;
+    const GemmGrid& grid = candidates.by_step.at(index).at(group_size)[gemm_choice[index]].grid;
+    text += fmt::format(", {} {}x{}", chain.steps[index].name, grid.column_parts, grid.k_parts);
+  }
+  return text;
+}
+
+PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, const std::vector<int>& group_sizes,
+                        std::int64_t library_code_bytes, const CompileOptions& options) {
+  PlanSearch search;
+  const int tiles = static_cast<int>(options.machine.tiles);
+  const std::int64_t panels = ceil_div(chain.rows, kPanelRows);
+  const std::int64_t iterations = chain.repeat ? chain.repeat->count : 1;
+  std::vector<PlanChoice> all;
+  for (int group_size : group_sizes) {
+    int groups = tiles / group_size;
+    std::int64_t panels_per_group = ceil_div(panels, groups);
+    LayoutTable layouts;
+    std::int64_t previous_panels = -1;
+    for (std::int64_t chunks = 1; chunks <= panels_per_group; ++chunks) {
+      if (options.chunks && chunks != *options.chunks) continue;
+      std::int64_t chunk_panels = ceil_div(panels_per_group, chunks);
+      if (chunk_panels == previous_panels) continue;
+      previous_panels = chunk_panels;
+      SearchContext context{chain, candidates, options, group_size, chunk_panels * kPanelRows, iterations};
+      for (Label& label : run_program(context, layouts)) {
+        ++search.plans_considered;
+        PlanChoice choice;
+        choice.group_size = group_size;
+        choice.groups = groups;
+        choice.chunks = static_cast<int>(chunks);
+        choice.gemm_choice = std::move(label.choice);
+        double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks);
+        choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +
+                                 std::max(0.0, syncs - 1) * options.machine.sync_cycles;
+        std::int64_t io = 0;
+        for (const auto& [name, activation] : chain.inputs)
+          io += ceil_div(chain.activations[activation].cols, group_size) * chunk_panels * kPanelRows * chunks *
+                storage_bytes(chain.activations[activation].storage);
+        for (const auto& [name, activation] : chain.outputs)
+          io += ceil_div(chain.activations[activation].cols, group_size) * chunk_panels * kPanelRows * chunks *
+                storage_bytes(chain.activations[activation].storage);
+        std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
+        choice.estimate.peak_bytes = code + label.weight_bytes + label.activation_peak + io;
+        all.push_back(std::move(choice));
+      }
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const PlanChoice& a, const PlanChoice& b) {
+    return std::tie(a.estimate.cycles, a.estimate.peak_bytes) < std::tie(b.estimate.cycles, b.estimate.peak_bytes);
+  });
+  std::int64_t smallest = INT64_MAX;
+  for (PlanChoice& choice : all) {
+    if (choice.estimate.peak_bytes >= smallest) continue;
+    smallest = choice.estimate.peak_bytes;
+    search.front.push_back(std::move(choice));
+  }
+  return search;
+}
+
+}  // namespace tilec::compiler

@@ -1,0 +1,216 @@
+// Host reference kernels against plain double-precision loops.
+#include "numerics/reference_ops.h"
+
+#include "support/error.h"
+#include "support/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace tilec::reference {
+namespace {
+
+// Values in [-1, 1) from a fixed linear congruential sequence.
+std::vector<float> test_values(std::size_t count, std::uint64_t seed) {
+  std::vector<float> values(count);
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (float& value : values) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    value = static_cast<float>(static_cast<double>(state >> 40) * 0x1p-23 - 1.0);
+  }
+  return values;
+}
+
+struct GemmCase {
+  std::int64_t m, n, k;
+  bool transpose_a = false, transpose_b = false;
+};
+
+// Checks C against a double-precision product: each element within the
+// worst-case FP32 summation error, k * 2^-24 * sum |a b|, of the exact value.
+void expect_gemm_matches_double(const GemmCase& shape) {
+  const auto [m, n, k, transpose_a, transpose_b] = shape;
+  const auto a = test_values(static_cast<std::size_t>(m * k), 1);
+  const auto b = test_values(static_cast<std::size_t>(k * n), 2);
+  std::vector<float> c(static_cast<std::size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
+  gemm(a, b, c, m, n, k, transpose_a, transpose_b);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double exact = 0, magnitude = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double lhs = a[static_cast<std::size_t>(transpose_a ? p * m + i : i * k + p)];
+        const double rhs = b[static_cast<std::size_t>(transpose_b ? j * k + p : p * n + j)];
+        exact += lhs * rhs;
+        magnitude += std::fabs(lhs * rhs);
+      }
+      const double bound = static_cast<double>(k + 1) * 0x1p-24 * magnitude;
+      const double got = c[static_cast<std::size_t>(i * n + j)];
+      ASSERT_LE(std::fabs(got - exact), bound)
+          << m << "x" << n << "x" << k << " transposes " << transpose_a << transpose_b << " at (" << i
+          << ", " << j << ")";
+    }
+}
+
+TEST(ReferenceGemm, MatchesDoublePrecisionOnOddShapes) {
+  for (bool transpose_a : {false, true})
+    for (bool transpose_b : {false, true}) {
+      for (GemmCase shape : {GemmCase{1, 1, 1}, GemmCase{17, 33, 65}, GemmCase{3, 5, 7}, GemmCase{1, 40, 30},
+                             GemmCase{40, 1, 30}, GemmCase{9, 12, 2}, GemmCase{131, 1030, 19},
+                             GemmCase{260, 9, 300}}) {
+        shape.transpose_a = transpose_a;
+        shape.transpose_b = transpose_b;
+        expect_gemm_matches_double(shape);
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
+TEST(ReferenceGemm, ExactOnSmallIntegers) {
+  // [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]] = [[58,64],[139,154]]
+  const std::vector<float> a{1, 2, 3, 4, 5, 6}, b{7, 8, 9, 10, 11, 12};
+  std::vector<float> c(4);
+  gemm(a, b, c, 2, 2, 3);
+  EXPECT_EQ(c, (std::vector<float>{58, 64, 139, 154}));
+  // The same with A stored transposed ([3,2]) and B stored transposed ([2,3]).
+  const std::vector<float> a_t{1, 4, 2, 5, 3, 6}, b_t{7, 9, 11, 8, 10, 12};
+  gemm(a_t, b_t, c, 2, 2, 3, true, true);
+  EXPECT_EQ(c, (std::vector<float>{58, 64, 139, 154}));
+}
+
+TEST(ReferenceGemm, EmptyDepthGivesZeros) {
+  std::vector<float> c(6, 1.0f);
+  gemm({}, {}, c, 2, 3, 0);
+  EXPECT_EQ(c, std::vector<float>(6, 0.0f));
+}
+
+TEST(ReferenceGemm, RejectsBuffersOfTheWrongSize) {
+  std::vector<float> a(6), b(6), c(3);
+  EXPECT_THROW(gemm(a, b, c, 2, 2, 3), Error);
+}
+
+std::vector<std::uint32_t> bits_of(const std::vector<float>& values) {
+  std::vector<std::uint32_t> bits;
+  for (float value : values) bits.push_back(std::bit_cast<std::uint32_t>(value));
+  return bits;
+}
+
+TEST(ReferenceGemm, BitIdenticalForAnyThreadCount) {
+  const std::int64_t m = 300, n = 2100, k = 70;
+  for (bool transpose_a : {false, true}) {
+    const auto a = test_values(static_cast<std::size_t>(m * k), 3);
+    const auto b = test_values(static_cast<std::size_t>(k * n), 4);
+    std::vector<float> one(static_cast<std::size_t>(m * n)), two(one.size()), again(one.size());
+    set_thread_count(1);
+    gemm(a, b, one, m, n, k, transpose_a, false);
+    set_thread_count(2);
+    gemm(a, b, two, m, n, k, transpose_a, false);
+    gemm(a, b, again, m, n, k, transpose_a, false);
+    set_thread_count(0);
+    EXPECT_EQ(bits_of(one), bits_of(two));
+    EXPECT_EQ(bits_of(two), bits_of(again));
+  }
+}
+
+double gelu_tanh_double(double x) {
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+double gelu_erf_double(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+
+TEST(ReferenceGelu, KnownValues) {
+  EXPECT_EQ(gelu_tanh(0.0f), 0.0f);
+  EXPECT_EQ(gelu_erf(0.0f), 0.0f);
+  EXPECT_NEAR(gelu_tanh(1.0f), 0.8411919906082768, 1e-7);
+  EXPECT_NEAR(gelu_tanh(-1.0f), -0.15880800939172324, 1e-7);
+  EXPECT_NEAR(gelu_tanh(2.0f), 1.9545976940871754, 2e-7);
+  EXPECT_NEAR(gelu_erf(1.0f), 0.8413447460685429, 1e-7);
+  EXPECT_NEAR(gelu_erf(-1.0f), -0.15865525393145707, 1e-7);
+  EXPECT_NEAR(gelu_erf(2.0f), 1.9544997361036416, 2e-7);
+  // Far out, GELU is the identity on the right and zero on the left.
+  EXPECT_EQ(gelu_tanh(20.0f), 20.0f);
+  EXPECT_EQ(gelu_erf(20.0f), 20.0f);
+  EXPECT_EQ(gelu_tanh(-20.0f), 0.0f);
+  EXPECT_EQ(gelu_erf(-20.0f), 0.0f);
+}
+
+TEST(ReferenceGelu, CloseToDoublePrecisionEverywhere) {
+  for (float x = -8.0f; x <= 8.0f; x += 1.0f / 64) {
+    EXPECT_NEAR(gelu_tanh(x), gelu_tanh_double(x), 4e-7 * std::fmax(1.0, std::fabs(x))) << x;
+    EXPECT_NEAR(gelu_erf(x), gelu_erf_double(x), 4e-7 * std::fmax(1.0, std::fabs(x))) << x;
+  }
+}
+
+TEST(ReferenceLayerNorm, MatchesDoublePrecision) {
+  const std::int64_t width = 37, rows = 150;
+  auto x = test_values(static_cast<std::size_t>(width * rows), 5);
+  for (float& value : x) value = value * 3.0f + 10.0f;  // an offset mean tests the two passes
+  const auto gamma = test_values(static_cast<std::size_t>(width), 6);
+  const auto beta = test_values(static_cast<std::size_t>(width), 7);
+  std::vector<float> out(x.size());
+  layernorm(x, gamma, beta, out, width, 1e-5f);
+  for (std::int64_t row = 0; row < rows; ++row) {
+    double mean = 0, variance = 0;
+    for (std::int64_t i = 0; i < width; ++i) mean += x[static_cast<std::size_t>(row * width + i)];
+    mean /= width;
+    for (std::int64_t i = 0; i < width; ++i) {
+      const double deviation = x[static_cast<std::size_t>(row * width + i)] - mean;
+      variance += deviation * deviation;
+    }
+    variance /= width;
+    for (std::int64_t i = 0; i < width; ++i) {
+      const std::size_t at = static_cast<std::size_t>(row * width + i);
+      const double expected = (x[at] - mean) / std::sqrt(variance + 1e-5) * gamma[static_cast<std::size_t>(i)] +
+                              beta[static_cast<std::size_t>(i)];
+      ASSERT_NEAR(out[at], expected, 2e-5) << row << ", " << i;
+    }
+  }
+}
+
+TEST(ReferenceLayerNorm, ConstantRowGivesBeta) {
+  const std::vector<float> x(8, 3.5f), gamma(4, 2.0f), beta{1, 2, 3, 4};
+  std::vector<float> out(8);
+  layernorm(x, gamma, beta, out, 4, 1e-6f);
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4}));
+}
+
+TEST(ReferenceSoftmax, MatchesDoublePrecisionAndSumsToOne) {
+  const std::int64_t width = 29, rows = 140;
+  auto x = test_values(static_cast<std::size_t>(width * rows), 8);
+  for (float& value : x) value *= 12.0f;
+  std::vector<float> out(x.size());
+  softmax(x, out, width);
+  for (std::int64_t row = 0; row < rows; ++row) {
+    double total = 0, sum = 0;
+    for (std::int64_t i = 0; i < width; ++i) total += std::exp(static_cast<double>(x[static_cast<std::size_t>(row * width + i)]));
+    for (std::int64_t i = 0; i < width; ++i) {
+      const std::size_t at = static_cast<std::size_t>(row * width + i);
+      ASSERT_NEAR(out[at], std::exp(static_cast<double>(x[at])) / total, 1e-6) << row << ", " << i;
+      sum += out[at];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+}
+
+TEST(ReferenceSoftmax, StableForLargeInputs) {
+  const std::vector<float> x{1000.0f, 1001.0f, -1000.0f, 88.0f, 89.0f, 90.0f};
+  std::vector<float> out(6);
+  softmax(x, out, 3);
+  const double e = std::exp(1.0);
+  EXPECT_NEAR(out[0], 1 / (1 + e), 1e-7);
+  EXPECT_NEAR(out[1], e / (1 + e), 1e-7);
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_NEAR(out[5], 1 / (1 + 1 / e + 1 / (e * e)), 1e-7);
+}
+
+TEST(ReferenceRows, RejectWidthsThatDoNotDivideTheData) {
+  std::vector<float> x(10), out(10), gamma(3), beta(3);
+  EXPECT_THROW(softmax(x, out, 3), Error);
+  EXPECT_THROW(layernorm(x, gamma, beta, out, 3, 1e-6f), Error);
+}
+
+}  // namespace
+}  // namespace tilec::reference
