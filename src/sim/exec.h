@@ -74,7 +74,7 @@ struct Exec {
 
   // ---- memory ----
   template <std::uint32_t kBytes, Access kAccess>
-  std::uint8_t* checked(std::uint32_t address) {
+  [[gnu::always_inline]] std::uint8_t* checked(std::uint32_t address) {
     const SimConfig& config = *tile.config;
     if (address - config.memory_begin > config.memory_bytes - kBytes || (address & (kBytes - 1)) ||
         (kBytes == 16 && address - config.interleaved_begin > config.interleaved_bytes - 16))
@@ -83,12 +83,12 @@ struct Exec {
     return tile.at(address);
   }
   template <std::uint32_t kBytes>
-  void load(std::uint32_t address, void* out) {
+  [[gnu::always_inline]] void load(std::uint32_t address, void* out) {
     std::memcpy(out, checked<kBytes, Access::Load>(address), kBytes);
     tile.stats.bytes_loaded += kBytes;
   }
   template <std::uint32_t kBytes>
-  void store(std::uint32_t address, const void* in) {
+  [[gnu::always_inline]] void store(std::uint32_t address, const void* in) {
     std::memcpy(checked<kBytes, Access::Store>(address), in, kBytes);
     tile.stats.bytes_stored += kBytes;
     tile.wrote(address, kBytes);

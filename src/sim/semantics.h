@@ -5,7 +5,7 @@
 // type, so the fast and the traced variants come from the same source.
 #pragma once
 
-#define SEMANTICS(id) template <typename X> inline void id([[maybe_unused]] X& x)
+#define SEMANTICS(id) template <typename X> [[gnu::always_inline]] inline void id([[maybe_unused]] X& x)
 #include "sim/semantics_main.h"
 #include "sim/semantics_float.h"
 #undef SEMANTICS

@@ -55,23 +55,23 @@ SEMANTICS(Cmpeqi) { x.m(0) = x.m(1) == x.uimm(2); }
 
 // ---- memory (ARF): operands aD/aS, mB, offset (or mI) ----
 template <std::uint32_t kBytes, typename X>
-inline void load_a(X& x, std::uint32_t address) {
+[[gnu::always_inline]] inline void load_a(X& x, std::uint32_t address) {
   std::uint32_t words[kBytes / 4];
   x.template load<kBytes>(address, words);
   x.defer_a(0, words, kBytes / 4);
 }
 template <std::uint32_t kBytes, typename X>
-inline void store_a(X& x, std::uint32_t address) {
+[[gnu::always_inline]] inline void store_a(X& x, std::uint32_t address) {
   x.template store<kBytes>(address, x.a(0));
 }
 // Post-increment: the access uses the old base; the base moves after it.
 template <std::uint32_t kBytes, typename X>
-inline void load_a_post(X& x) {
+[[gnu::always_inline]] inline void load_a_post(X& x) {
   load_a<kBytes>(x, x.m(1));
   x.m(1) += x.uimm(2);
 }
 template <std::uint32_t kBytes, typename X>
-inline void store_a_post(X& x) {
+[[gnu::always_inline]] inline void store_a_post(X& x) {
   store_a<kBytes>(x, x.m(1));
   x.m(1) += x.uimm(2);
 }
