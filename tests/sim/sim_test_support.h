@@ -65,8 +65,13 @@ class Code {
   void bind(int label) { labels_[label] = static_cast<std::int64_t>(bundles_.size()); }
   // `instruction`'s operand `operand` becomes the offset to `label`.
   std::uint32_t branch(isa::Instruction instruction, int operand, int label) {
-    fixups_.push_back(Fixup{bundles_.size(), operand, label});
+    fixups_.push_back(Fixup{bundles_.size(), operand, label, false});
     return both(instruction, isa::fnop());
+  }
+  // setzi $mR, <address of label> (code addresses fit in 20 bits).
+  std::uint32_t set_address(std::int32_t reg, int label) {
+    fixups_.push_back(Fixup{bundles_.size(), 1, label, true});
+    return main(Opcode::Setzi, {reg, 0});
   }
 
   std::uint32_t base() const { return base_; }
@@ -77,8 +82,9 @@ class Code {
   std::vector<std::uint8_t> bytes() const {
     std::vector<isa::Bundle> bundles = bundles_;
     for (const Fixup& fixup : fixups_)
-      bundles[fixup.bundle].main.operands[fixup.operand] =
-          static_cast<std::int32_t>(labels_[fixup.label] - static_cast<std::int64_t>(fixup.bundle));
+      bundles[fixup.bundle].main.operands[fixup.operand] = static_cast<std::int32_t>(
+          fixup.absolute ? base_ + labels_[fixup.label] * isa::kBundleBytes
+                         : labels_[fixup.label] - static_cast<std::int64_t>(fixup.bundle));
     std::vector<std::uint8_t> out(bundles.size() * isa::kBundleBytes);
     for (std::size_t i = 0; i < bundles.size(); ++i) {
       std::uint64_t bits = isa::encode_bundle(bundles[i]);
@@ -97,6 +103,7 @@ class Code {
     std::size_t bundle;
     int operand;
     int label;
+    bool absolute;  // the label's address, else its offset in bundles
   };
   std::uint32_t base_;
   std::vector<isa::Bundle> bundles_;
