@@ -1,5 +1,7 @@
 // Host reference speed on the SigLIP So400m MLP block: its two FP32 GEMMs at
-// batch 1 and 4 ([729b x 1152] x [1152 x 4304] and [729b x 4304] x [4304 x 1152]).
+// batch 1 and 4 ([729b x 1152] x [1152 x 4304] and [729b x 4304] x [4304 x 1152]),
+// and the workload data generator filling a weight tensor.
+#include "graph/random.h"
 #include "numerics/reference_ops.h"
 #include "support/parallel.h"
 
@@ -44,6 +46,15 @@ void BM_MlpDownProjection(benchmark::State& state) { run_gemm(state, kMlpWidth, 
 
 BENCHMARK(BM_MlpUpProjection)->ArgName("batch")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MlpDownProjection)->ArgName("batch")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Seeded Gaussian data: one W1 (1152 x 4304 = 4.96M samples), and 10M.
+void BM_GaussianSamples(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(tilec::graph::gaussian(1, "W1", count, 0.0625f));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+BENCHMARK(BM_GaussianSamples)->Arg(kWidth * kMlpWidth)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

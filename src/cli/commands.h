@@ -9,5 +9,7 @@ namespace tilec::cli {
 
 void add_reference_command(CLI::App& app);
 void add_graph_commands(CLI::App& app);
+void add_isa_commands(CLI::App& app);
+void add_package_commands(CLI::App& app);
 
 }  // namespace tilec::cli

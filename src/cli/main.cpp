@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
 
   tilec::cli::add_reference_command(app);
   tilec::cli::add_graph_commands(app);
+  tilec::cli::add_isa_commands(app);
+  tilec::cli::add_package_commands(app);
 
   // Written whatever the outcome, so a failing run can still be profiled.
   struct TraceWriter {

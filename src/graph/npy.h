@@ -2,7 +2,7 @@
 // C order). F32 is stored as '<f4', F16 as '<f2', FP8 codes as '|u1'.
 // NumPy's header holds no extra keys, so an FP8 tensor's format and scale
 // are recorded in the directory manifest (manifest.json, see
-// docs/graph-format.md) or taken from the graph that names the tensor.
+// docs/numerics.md) or taken from the graph that names the tensor.
 #pragma once
 
 #include "graph/tensor.h"

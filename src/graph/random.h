@@ -1,6 +1,6 @@
 // The data generator for built-in workloads: seeded Gaussian values that are
 // bit-identical on every machine (only IEEE-exact arithmetic: + - * / sqrt,
-// no libm), documented in docs/graph-format.md.
+// no libm), documented in docs/numerics.md ("Workload data generator").
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,13 @@
 namespace tilec::graph {
 
 // `count` samples of N(0, sigma^2) from the stream named `stream` (a tensor
-// name) under `seed`; different streams are independent.
+// name) under `seed`; different streams are independent. The first n
+// samples do not depend on `count`.
 std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::size_t count,
                             float sigma);
+
+// The natural logarithm the generator uses, for positive normal doubles:
+// built from + - * / only, so it gives the same bits everywhere.
+double portable_log(double x);
 
 }  // namespace tilec::graph

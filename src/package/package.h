@@ -92,4 +92,8 @@ struct Package {
   std::string compile_info = "{}";
 };
 
+// A package for `model` with every tile idle (no segments, entry 0) and no
+// exchange groups or bindings: the starting point for building one.
+Package make_empty_package(const MachineModel& model);
+
 }  // namespace tilec::package

@@ -1,0 +1,163 @@
+#include "compiler/exchange_schedule.h"
+
+#include "support/error.h"
+
+#include <algorithm>
+
+namespace tilec::compiler {
+
+namespace {
+
+constexpr std::uint32_t kIssue = 6;  // cycles between two supervisor bundles
+
+int set_register_bundles(std::uint32_t value) { return value < (1u << 20) ? 1 : 2; }
+
+class GroupPhaseScheduler {
+ public:
+  GroupPhaseScheduler(const Lir& lir, const MachineModel& machine, ExchangePlan& plan, int phase, int group,
+                      std::map<std::vector<std::uint32_t>, int>& group_ids)
+      : lir_(lir), machine_(machine), plan_(plan), phase_(phase), group_(group), group_ids_(group_ids) {}
+
+  void schedule(const std::vector<int>& transfers) {
+    const int group_size = lir_.mid->groups.group_size;
+    base_ = static_cast<std::uint32_t>(group_ * group_size);
+    std::vector<std::vector<int>> sends(static_cast<std::size_t>(group_size));
+    std::vector<std::vector<int>> receives(static_cast<std::size_t>(group_size));
+    for (int index : transfers) {
+      const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
+      sends[static_cast<std::size_t>(transfer.source_tile)].push_back(index);
+      for (int tile : transfer.destination_tiles) receives[static_cast<std::size_t>(tile)].push_back(index);
+    }
+    // Receives: armed first, ordered by source (then by the source's order).
+    std::vector<std::uint32_t> armed(static_cast<std::size_t>(group_size), 0);
+    std::vector<ExchangeRegisters> registers(static_cast<std::size_t>(group_size));
+    for (int tile = 0; tile < group_size; ++tile) {
+      auto& list = receives[static_cast<std::size_t>(tile)];
+      std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
+        return lir_.transfers[static_cast<std::size_t>(a)].source_tile < lir_.transfers[static_cast<std::size_t>(b)].source_tile;
+      });
+      std::uint32_t time = 0;
+      for (int index : list) {
+        ExchangeAction action{ExchangeAction::Kind::Receive, index, absolute(lir_.transfers[static_cast<std::size_t>(index)].source_tile), 0};
+        time += kIssue * static_cast<std::uint32_t>(exchange_action_bundles(action, lir_.transfers[static_cast<std::size_t>(index)], registers[static_cast<std::size_t>(tile)]));
+        actions(tile).push_back(action);
+      }
+      armed[static_cast<std::size_t>(tile)] = time;
+    }
+    // Sends: greedy, earliest feasible start first.
+    std::vector<std::size_t> next(static_cast<std::size_t>(group_size), 0);
+    std::vector<std::uint32_t> ready(armed);  // when the tile's supervisor can issue its next send
+    std::vector<std::uint32_t> port_free(static_cast<std::size_t>(group_size), 0);
+    std::uint32_t longest = *std::max_element(armed.begin(), armed.end());
+    std::size_t remaining = 0;
+    for (const auto& list : sends) remaining += list.size();
+    while (remaining > 0) {
+      int best_tile = -1;
+      std::uint32_t best_start = 0;
+      ExchangeAction best_action;
+      ExchangeRegisters best_registers;
+      for (int tile = 0; tile < group_size; ++tile) {
+        const auto& list = sends[static_cast<std::size_t>(tile)];
+        if (next[static_cast<std::size_t>(tile)] >= list.size()) continue;
+        int index = list[next[static_cast<std::size_t>(tile)]];
+        const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
+        ExchangeAction action{ExchangeAction::Kind::Send, index, destination(transfer), 0};
+        ExchangeRegisters after = registers[static_cast<std::size_t>(tile)];
+        int bundles = exchange_action_bundles(action, transfer, after);
+        // The send itself is the last bundle: it issues once the set-up and
+        // the xwait before it have issued.
+        std::uint32_t start = ready[static_cast<std::size_t>(tile)] + kIssue * static_cast<std::uint32_t>(bundles - 1);
+        for (int receiver : transfer.destination_tiles) {
+          std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
+          std::uint32_t need = std::max(port_free[static_cast<std::size_t>(receiver)], armed[static_cast<std::size_t>(receiver)]);
+          if (need > latency) start = std::max(start, need - latency);
+        }
+        if (best_tile < 0 || start < best_start) {
+          best_tile = tile;
+          best_start = start;
+          best_action = action;
+          best_registers = after;
+        }
+      }
+      const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(best_action.transfer)];
+      best_action.start = best_start;
+      actions(best_tile).push_back(best_action);
+      registers[static_cast<std::size_t>(best_tile)] = best_registers;
+      std::uint32_t words = transfer.bytes / 4;
+      ready[static_cast<std::size_t>(best_tile)] = best_start + std::max(words, kIssue);
+      for (int receiver : transfer.destination_tiles) {
+        std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
+        port_free[static_cast<std::size_t>(receiver)] = best_start + latency + words;
+        longest = std::max(longest, best_start + latency + words);
+      }
+      longest = std::max(longest, ready[static_cast<std::size_t>(best_tile)]);
+      ++next[static_cast<std::size_t>(best_tile)];
+      --remaining;
+    }
+    plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], longest);
+  }
+
+ private:
+  std::uint32_t absolute(int tile) const { return base_ + static_cast<std::uint32_t>(tile); }
+  std::vector<ExchangeAction>& actions(int tile) {
+    return plan_.actions[static_cast<std::size_t>(phase_)][absolute(tile)];
+  }
+
+  std::uint32_t destination(const Transfer& transfer) {
+    if (transfer.destination_tiles.size() == 1) return absolute(transfer.destination_tiles.front());
+    std::vector<std::uint32_t> tiles;
+    for (int tile : transfer.destination_tiles) tiles.push_back(absolute(tile));
+    auto [it, inserted] = group_ids_.emplace(tiles, static_cast<int>(plan_.groups.size()));
+    if (inserted) plan_.groups.push_back(tiles);
+    return kMulticast | static_cast<std::uint32_t>(it->second);
+  }
+
+  const Lir& lir_;
+  const MachineModel& machine_;
+  ExchangePlan& plan_;
+  int phase_;
+  int group_;
+  std::map<std::vector<std::uint32_t>, int>& group_ids_;
+  std::uint32_t base_ = 0;
+};
+
+}  // namespace
+
+int exchange_action_bundles(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers) {
+  const Place& place = action.kind == ExchangeAction::Kind::Send ? transfer.source : transfer.destination;
+  int bundles = 1;                    // the address
+  if (place.varies()) bundles += 1;   // plus the chunk record's offset
+  if (registers.length != transfer.bytes) {
+    bundles += set_register_bundles(transfer.bytes);
+    registers.length = transfer.bytes;
+  }
+  if (registers.peer != action.peer) {
+    bundles += set_register_bundles(action.peer);
+    registers.peer = action.peer;
+  }
+  if (action.kind == ExchangeAction::Kind::Send) bundles += 1;  // xwait
+  return bundles + 1;                 // the recv or send
+}
+
+ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine) {
+  ExchangePlan plan;
+  const GroupPlan& groups = lir.mid->groups;
+  plan.actions.assign(static_cast<std::size_t>(lir.phases),
+                      std::vector<std::vector<ExchangeAction>>(machine.tiles));
+  plan.phase_cycles.assign(static_cast<std::size_t>(lir.phases), 0);
+  std::vector<std::vector<int>> by_phase(static_cast<std::size_t>(lir.phases));
+  for (std::size_t index = 0; index < lir.transfers.size(); ++index)
+    by_phase[static_cast<std::size_t>(lir.transfers[index].phase)].push_back(static_cast<int>(index));
+  std::map<std::vector<std::uint32_t>, int> group_ids;
+  for (int phase = 0; phase < lir.phases; ++phase) {
+    if (by_phase[static_cast<std::size_t>(phase)].empty()) continue;
+    for (int group = 0; group < groups.groups; ++group) {
+      GroupPhaseScheduler scheduler(lir, machine, plan, phase, group, group_ids);
+      scheduler.schedule(by_phase[static_cast<std::size_t>(phase)]);
+    }
+  }
+  TILEC_CHECK(plan.groups.size() < 0x10000, "{} exchange groups exceed the 65,536 a send can name", plan.groups.size());
+  return plan;
+}
+
+}  // namespace tilec::compiler

@@ -1,0 +1,57 @@
+// Stages schedule_provisional_exchanges and lower_exchanges: when each
+// transfer moves, and the exchange code that moves it.
+//
+// Needs: the LIR's transfers (group-relative), the group plan, and the
+// machine's exchange figures.
+// Does: for every phase and every group, turns transfers into per-tile
+// actions on absolute tiles, receives first (armed in order of source,
+// which keeps each source's receives in its send order), then sends at
+// planned cycles: a greedy list schedule in which a send starts when its
+// tile is free, every receiver's port is free (4 bytes a cycle, one sender
+// at a time) and every receiver has armed its receives, with the
+// supervisor's own instruction time counted exactly as the emitted code
+// will spend it. Multicast sends name exchange groups (tile lists, shared
+// by the package).
+// Produces: per phase and tile, the ordered actions with planned cycles,
+// the exchange groups, and each phase's length.
+#pragma once
+
+#include "compiler/lir.h"
+#include "target/machine.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace tilec::compiler {
+
+struct ExchangeAction {
+  enum class Kind : std::uint8_t { Receive, Send };
+  Kind kind = Kind::Receive;
+  int transfer = -1;        // index into Lir::transfers
+  std::uint32_t peer = 0;   // receive: source tile; send: destination tile, or kMulticast | group
+  std::uint32_t start = 0;  // send: planned issue cycle after the phase's release
+};
+
+constexpr std::uint32_t kMulticast = 0x80000000u;
+
+// What the supervisor holds in its exchange registers: values already set
+// need no instruction (the emitter and the scheduler share this).
+struct ExchangeRegisters {
+  std::int64_t length = -1;
+  std::int64_t peer = -1;
+};
+
+// Bundles the supervisor spends on one action, and the registers after it.
+int exchange_action_bundles(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers);
+
+struct ExchangePlan {
+  // actions[phase][tile]
+  std::vector<std::vector<std::vector<ExchangeAction>>> actions;
+  std::vector<std::vector<std::uint32_t>> groups;
+  std::vector<std::uint32_t> phase_cycles;  // the longest tile's exchange time per phase
+};
+
+ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine);
+
+}  // namespace tilec::compiler

@@ -1,0 +1,394 @@
+#include "compiler/group_exchanges.h"
+
+#include "support/error.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tilec::compiler {
+
+namespace {
+
+std::uint32_t round_up(std::uint32_t value, std::uint32_t unit) { return (value + unit - 1) / unit * unit; }
+
+bool exchanges(const MidOp& op) {
+  return op.kind == MidOpKind::Rearrange || (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
+}
+
+class LirBuilder {
+ public:
+  LirBuilder(const Chain& chain, const MidProgram& program, Lir& lir) : chain_(chain), program_(program), lir_(lir) {}
+
+  void build() {
+    assign_phases();
+    producers();
+    place_values();
+    for (int index = 0; index < static_cast<int>(program_.ops.size()); ++index) add_op(index);
+  }
+
+ private:
+  const MidValue& value(int id) const { return program_.values[static_cast<std::size_t>(id)]; }
+  const GroupPlan& groups() const { return program_.groups; }
+
+  int add_buffer(Buffer buffer) {
+    buffer.bytes = round_up(buffer.bytes, 16);
+    lir_.buffers.push_back(std::move(buffer));
+    return static_cast<int>(lir_.buffers.size()) - 1;
+  }
+
+  void widen(int buffer, int phase) {
+    Lifetime& life = lir_.buffers[static_cast<std::size_t>(buffer)].lifetime;
+    life.first = std::min(life.first, phase);
+    life.last = std::max(life.last, phase);
+  }
+
+  // Phases: an exchange goes into the first phase after its inputs are
+  // computed; compute joins the phase its inputs are ready in. Program
+  // order is kept.
+  void assign_phases() {
+    std::map<int, int> ready;  // value -> phase whose compute can read it
+    int current = 0;
+    lir_.op_phase.assign(program_.ops.size(), 0);
+    for (std::size_t index = 0; index < program_.ops.size(); ++index) {
+      const MidOp& op = program_.ops[index];
+      int phase = current;
+      if (exchanges(op)) {
+        for (int input : op.inputs) {
+          auto it = ready.find(input);
+          phase = std::max(phase, it == ready.end() ? 0 : it->second + 1);
+        }
+      } else {
+        for (int input : op.inputs) {
+          auto it = ready.find(input);
+          if (it != ready.end()) phase = std::max(phase, it->second);
+        }
+      }
+      lir_.op_phase[index] = phase;
+      ready[op.output] = phase;
+      current = phase;
+    }
+    lir_.phases = program_.ops.empty() ? 0 : current + 1;
+    if (program_.repeat_first_op >= 0) {
+      lir_.repeat_first_phase = lir_.op_phase[static_cast<std::size_t>(program_.repeat_first_op)];
+      lir_.repeat_last_phase = lir_.op_phase[static_cast<std::size_t>(program_.repeat_last_op)];
+      // The region must own whole phases: nothing before it may share its
+      // first phase, nothing after it its last.
+      for (std::size_t index = 0; index < program_.ops.size(); ++index) {
+        int i = static_cast<int>(index);
+        if (i < program_.repeat_first_op && lir_.op_phase[index] >= lir_.repeat_first_phase) {
+          for (std::size_t later = static_cast<std::size_t>(program_.repeat_first_op); later < program_.ops.size(); ++later)
+            ++lir_.op_phase[later];
+          ++lir_.repeat_first_phase;
+          ++lir_.repeat_last_phase;
+          ++lir_.phases;
+          break;
+        }
+      }
+      for (std::size_t index = static_cast<std::size_t>(program_.repeat_last_op) + 1; index < program_.ops.size(); ++index)
+        if (lir_.op_phase[index] <= lir_.repeat_last_phase) {
+          for (std::size_t later = index; later < program_.ops.size(); ++later) ++lir_.op_phase[later];
+          ++lir_.phases;
+          break;
+        }
+    }
+  }
+
+  void producers() {
+    producer_.assign(program_.values.size(), -1);
+    for (std::size_t index = 0; index < program_.ops.size(); ++index)
+      producer_[static_cast<std::size_t>(program_.ops[index].output)] = static_cast<int>(index);
+  }
+
+  std::uint32_t largest_piece(const MidValue& v) const {
+    std::int64_t most = 0;
+    // Whole 16-column blocks: GEMMs drain them, and any value may be a
+    // GEMM's destination once eliminate has removed a copy.
+    for (const Range& part : v.layout.parts)
+      most = std::max(most, (part.size() + kPanelRows - 1) / kPanelRows * kPanelRows);
+    return static_cast<std::uint32_t>(most) * column_bytes(lir_, v.storage);
+  }
+
+  bool is_host_input(int id) const {
+    if (producer_[static_cast<std::size_t>(id)] >= 0) return false;
+    for (const auto& [name, activation] : chain_.inputs)
+      if (activation == value(id).activation) return true;
+    return false;
+  }
+
+  // Buffers and places of every value. Host inputs and graph outputs live
+  // in the chunk records; loop-carried values share one buffer.
+  void place_values() {
+    lir_.value_places.assign(program_.values.size(), Place{});
+    std::vector<int> outputs;
+    for (const auto& [name, activation] : chain_.outputs) {
+      int last = -1;
+      for (std::size_t id = 0; id < program_.values.size(); ++id)
+        if (program_.values[id].activation == activation) last = static_cast<int>(id);
+      outputs.push_back(last);
+    }
+    std::uint32_t record = 0;
+    std::vector<std::pair<int, std::uint32_t>> in_record;  // value, offset
+    for (std::size_t id = 0; id < program_.values.size(); ++id) {
+      int v = static_cast<int>(id);
+      bool io = is_host_input(v) || std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+      if (!io) continue;
+      in_record.emplace_back(v, record);
+      record += round_up(largest_piece(value(v)), 16);
+    }
+    lir_.chunk_record_bytes = std::max<std::uint32_t>(record, 16);
+    int chunk_buffer = -1;
+    if (!in_record.empty()) {
+      Buffer buffer{"chunk records", BufferKind::ChunkRecord};
+      buffer.bytes = lir_.chunk_record_bytes * static_cast<std::uint32_t>(groups().chunks);
+      buffer.lifetime.resident = true;
+      chunk_buffer = add_buffer(std::move(buffer));
+    }
+    for (const auto& [v, offset] : in_record)
+      lir_.value_places[static_cast<std::size_t>(v)] = Place{chunk_buffer, offset, lir_.chunk_record_bytes, 0};
+
+    for (std::size_t id = 0; id < program_.values.size(); ++id) {
+      if (lir_.value_places[id].buffer >= 0) continue;
+      const MidValue& v = program_.values[id];
+      Buffer buffer{v.name, v.partial ? BufferKind::Partial : BufferKind::Value};
+      buffer.bytes = largest_piece(v);
+      buffer.value = static_cast<int>(id);
+      int phase = producer_[id] >= 0 ? lir_.op_phase[static_cast<std::size_t>(producer_[id])] : 0;
+      buffer.lifetime = Lifetime{phase, phase, false};
+      lir_.value_places[id] = Place{add_buffer(std::move(buffer)), 0, 0, 0};
+    }
+    // Loop-carried values: the body's final value is written where its
+    // start value is read, and both live through the whole region.
+    for (const auto& [final_value, start_value] : program_.loop_carried) {
+      Place& start = lir_.value_places[static_cast<std::size_t>(start_value)];
+      Place& final_place = lir_.value_places[static_cast<std::size_t>(final_value)];
+      if (lir_.buffers[static_cast<std::size_t>(final_place.buffer)].kind == BufferKind::ChunkRecord) {
+        start = final_place;
+      } else {
+        final_place = start;
+      }
+      if (lir_.buffers[static_cast<std::size_t>(start.buffer)].kind != BufferKind::ChunkRecord) {
+        widen(start.buffer, lir_.repeat_first_phase);
+        widen(start.buffer, lir_.repeat_last_phase);
+      }
+    }
+    // Lifetimes reach every reader.
+    for (std::size_t index = 0; index < program_.ops.size(); ++index)
+      for (int input : program_.ops[index].inputs) {
+        const Place& place = lir_.value_places[static_cast<std::size_t>(input)];
+        if (lir_.buffers[static_cast<std::size_t>(place.buffer)].kind != BufferKind::ChunkRecord)
+          widen(place.buffer, lir_.op_phase[index]);
+      }
+  }
+
+  int phase_of(int op) const { return lir_.op_phase[static_cast<std::size_t>(op)]; }
+
+  void add_op(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    switch (op.kind) {
+      case MidOpKind::Rearrange: add_rearrange(index); return;
+      case MidOpKind::Gemm: add_gemm(index); return;
+      case MidOpKind::Reduce: add_reduce(index); return;
+      case MidOpKind::Map: add_map(index); return;
+      case MidOpKind::LayerNorm:
+      case MidOpKind::Softmax: add_row_op(index); return;
+    }
+  }
+
+  void add_rearrange(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const MidValue& from = value(op.inputs[0]);
+    const MidValue& to = value(op.output);
+    const std::uint32_t bytes_per_column = column_bytes(lir_, to.storage);
+    const Place source_base = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
+    const Place destination_base = lir_.value_places[static_cast<std::size_t>(op.output)];
+    for (std::size_t want = 0; want < to.layout.parts.size(); ++want) {
+      const Range wanted = to.layout.parts[want];
+      for (std::size_t have = 0; have < from.layout.parts.size(); ++have) {
+        const Range held = from.layout.parts[have];
+        std::int64_t begin = std::max(wanted.begin, held.begin), end = std::min(wanted.end, held.end);
+        if (begin >= end) continue;
+        Transfer transfer;
+        transfer.phase = phase_of(index);
+        transfer.source_tile = from.layout.tiles[have].front();
+        transfer.destination_tiles = to.layout.tiles[want];
+        transfer.source = source_base.plus(static_cast<std::uint32_t>(begin - held.begin) * bytes_per_column);
+        transfer.destination = destination_base.plus(static_cast<std::uint32_t>(begin - wanted.begin) * bytes_per_column);
+        transfer.bytes = static_cast<std::uint32_t>(end - begin) * bytes_per_column;
+        transfer.what = fmt::format("{} columns {}..{}", to.name, begin, end);
+        lir_.transfers.push_back(std::move(transfer));
+      }
+    }
+  }
+
+  int weight_buffer(int step_index, const GemmGrid& grid) {
+    const Step& step = chain_.steps[static_cast<std::size_t>(step_index)];
+    const Weight& weight = chain_.weights[static_cast<std::size_t>(step.weight)];
+    std::uint32_t most = 0;
+    for (const Range& columns : grid.columns)
+      for (const Range& ks : grid.ks) {
+        std::uint32_t blocks = static_cast<std::uint32_t>((columns.size() + kPanelRows - 1) / kPanelRows);
+        most = std::max(most, blocks * static_cast<std::uint32_t>(kPanelRows * ks.size()) *
+                                  element_bytes(weight.storage.element));
+      }
+    std::uint32_t iterations = weight.per_iteration ? static_cast<std::uint32_t>(program_.repeat_count) : 1;
+    Buffer buffer{weight.parameter, BufferKind::Weight};
+    buffer.bytes = round_up(most, 16) * iterations;
+    buffer.lifetime.resident = true;
+    int id = add_buffer(std::move(buffer));
+    weight_slice_[id] = weight.per_iteration ? round_up(most, 16) : 0;
+    return id;
+  }
+
+  void add_gemm(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const GemmGrid& grid = op.grid;
+    int weights = weight_buffer(op.step, grid);
+    lir_.op_weights[index] = weights;
+    for (int n = 0; n < grid.column_parts; ++n)
+      for (int k = 0; k < grid.k_parts; ++k) {
+        Task task;
+        task.kind = TaskKind::Gemm;
+        task.op = index;
+        task.superstep = phase_of(index);
+        task.tile = grid.tile(n, k);
+        task.weights = Place{weights, 0, 0, weight_slice_[weights]};
+        task.activation = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
+        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+        task.k_steps = grid.ks[static_cast<std::size_t>(k)].size();
+        task.column_blocks = (grid.columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
+        lir_.tasks.push_back(std::move(task));
+      }
+  }
+
+  int bias_buffer(const std::vector<EpilogueOp>& epilogue, const ColumnLayout& layout, Place& place) {
+    for (const EpilogueOp& step : epilogue) {
+      if (step.kind != EpilogueOp::Kind::AddBias) continue;
+      const Weight& bias = chain_.weights[static_cast<std::size_t>(step.weight)];
+      if (bias.storage.element != ElementType::F16 && bias.storage.element != ElementType::F32)
+        throw_failure(fmt::format("op '{}'", step.op_name), "the compiler supports f16 and f32 biases only");
+      std::int64_t most = 0;
+      for (const Range& part : layout.parts) most = std::max(most, part.size());
+      std::uint32_t slice = round_up(static_cast<std::uint32_t>(most) * 4, 16);
+      std::uint32_t iterations = bias.per_iteration ? static_cast<std::uint32_t>(program_.repeat_count) : 1;
+      Buffer buffer{bias.parameter, BufferKind::Bias};
+      buffer.bytes = slice * iterations;
+      buffer.lifetime.resident = true;
+      int id = add_buffer(std::move(buffer));
+      place = Place{id, 0, 0, bias.per_iteration ? slice : 0};
+      return id;
+    }
+    return -1;
+  }
+
+  void add_reduce(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const GemmGrid& grid = op.grid;
+    const MidValue& partial = value(op.inputs[0]);
+    const MidValue& output = value(op.output);
+    const std::uint32_t partial_column = column_bytes(lir_, partial.storage);
+    const Place partial_place = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
+    Place bias;
+    bias_buffer(op.epilogue, output.layout, bias);
+    int slots = -1;
+    std::uint32_t slot_bytes = 0;
+    if (grid.k_parts > 1) {
+      std::int64_t widest = 0;
+      for (const Range& part : output.layout.parts) widest = std::max(widest, part.size());
+      slot_bytes = round_up(static_cast<std::uint32_t>(widest) * partial_column, 16);
+      Buffer buffer{op.name + ".received", BufferKind::ReceiveSlots};
+      buffer.bytes = slot_bytes * static_cast<std::uint32_t>(grid.k_parts - 1);
+      buffer.lifetime = Lifetime{phase_of(index), phase_of(index), false};
+      slots = add_buffer(std::move(buffer));
+    }
+    for (int n = 0; n < grid.column_parts; ++n) {
+      const Range columns = grid.columns[static_cast<std::size_t>(n)];
+      for (int k = 0; k < grid.k_parts; ++k) {
+        // Output part (n, k) is the k-th share of column part n.
+        const Range share = output.layout.parts[static_cast<std::size_t>(n * grid.k_parts + k)];
+        const std::uint32_t share_offset = static_cast<std::uint32_t>(share.begin - columns.begin) * partial_column;
+        for (int source = 0; source < grid.k_parts && slots >= 0; ++source) {
+          if (source == k) continue;
+          Transfer transfer;
+          transfer.phase = phase_of(index);
+          transfer.source_tile = grid.tile(n, source);
+          transfer.destination_tiles = {grid.tile(n, k)};
+          transfer.source = partial_place.plus(share_offset);
+          int slot = source < k ? source : source - 1;
+          transfer.destination = Place{slots, static_cast<std::uint32_t>(slot) * slot_bytes, 0, 0};
+          transfer.bytes = static_cast<std::uint32_t>(share.size()) * partial_column;
+          transfer.what = fmt::format("{} partial sums, columns {}..{}", output.name, share.begin, share.end);
+          lir_.transfers.push_back(std::move(transfer));
+        }
+        Task task;
+        task.kind = TaskKind::Combine;
+        task.op = index;
+        task.superstep = phase_of(index);
+        task.tile = grid.tile(n, k);
+        task.inputs.push_back(partial_place.plus(share_offset));
+        for (int slot = 0; slot + 1 < grid.k_parts; ++slot)
+          task.inputs.push_back(Place{slots, static_cast<std::uint32_t>(slot) * slot_bytes, 0, 0});
+        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+        task.bias = bias;
+        task.columns = share.size();
+        task.column_elements = groups().chunk_panels * kPanelRows;
+        lir_.tasks.push_back(std::move(task));
+      }
+    }
+  }
+
+  void add_map(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const MidValue& output = value(op.output);
+    Place bias;
+    bias_buffer(op.epilogue, output.layout, bias);
+    for (std::size_t part = 0; part < output.layout.parts.size(); ++part)
+      for (int tile : output.layout.tiles[part]) {
+        Task task;
+        task.kind = TaskKind::Combine;
+        task.op = index;
+        task.superstep = phase_of(index);
+        task.tile = tile;
+        for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
+        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+        task.bias = bias;
+        task.columns = output.layout.parts[part].size();
+        task.column_elements = groups().chunk_panels * kPanelRows;
+        lir_.tasks.push_back(std::move(task));
+      }
+  }
+
+  void add_row_op(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    Task task;
+    task.kind = op.kind == MidOpKind::LayerNorm ? TaskKind::LayerNorm : TaskKind::Softmax;
+    task.op = index;
+    task.superstep = phase_of(index);
+    task.tile = 0;
+    task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(op.inputs[0])]);
+    task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+    task.columns = value(op.output).cols;
+    task.column_elements = groups().chunk_panels * kPanelRows;
+    lir_.tasks.push_back(std::move(task));
+  }
+
+  const Chain& chain_;
+  const MidProgram& program_;
+  Lir& lir_;
+  std::vector<int> producer_;
+  std::map<int, std::uint32_t> weight_slice_;
+};
+
+}  // namespace
+
+std::uint32_t column_bytes(const Lir& lir, StorageType storage) { return lir.panel_bytes(storage); }
+
+Lir group_exchanges(const Chain& chain, const MidProgram& program) {
+  Lir lir;
+  lir.mid = &program;
+  lir.chain = &chain;
+  LirBuilder builder(chain, program, lir);
+  builder.build();
+  return lir;
+}
+
+}  // namespace tilec::compiler

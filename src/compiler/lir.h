@@ -1,0 +1,133 @@
+// The low-level IR: the plan as buffers, transfers and worker tasks.
+//
+// Decided at this level:
+// - Buffers: every piece of memory a tile uses, with its size (the largest
+//   any tile needs: buffers sit at the same address on every tile), its
+//   memory class, and its lifetime in supersteps of the chunk body. Host
+//   inputs and outputs live in per-chunk records (chunk c at
+//   base + c * record size); per-iteration weights in per-iteration records.
+// - Transfers: for each exchange phase, who sends which bytes to whom.
+//   Transfers are described for one group (group-relative tiles); every
+//   group runs the same ones on its own tiles.
+// - Tasks: for each superstep's compute phase, which kernel runs on which
+//   group tile over which buffers.
+// Decided by later stages (fields filled in as they run): addresses,
+// exchange timing, worker jobs, argument blocks, code.
+#pragma once
+
+#include "compiler/mid.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilec::compiler {
+
+enum class BufferKind : std::uint8_t {
+  Value,          // a MidValue's per-tile piece
+  Partial,        // GEMM partial sums
+  ReceiveSlots,   // partial sums arriving from other K parts
+  Weight,         // GEMM weight panels (resident)
+  Bias,           // bias vectors, each element duplicated into a word
+  ChunkRecord,    // host inputs and outputs, one record per chunk
+};
+
+// How a buffer's lifetime is counted: supersteps of the chunk body. A
+// resident buffer lives for the whole run.
+struct Lifetime {
+  int first = 0;
+  int last = 0;
+  bool resident = false;
+
+  bool overlaps(const Lifetime& other) const {
+    return resident || other.resident || (first <= other.last && other.first <= last);
+  }
+};
+
+struct Buffer {
+  std::string name;
+  BufferKind kind = BufferKind::Value;
+  std::uint32_t bytes = 0;
+  Lifetime lifetime;
+  int value = -1;            // MidValue it holds (Value, Partial)
+  std::uint32_t address = 0; // set by place_storage
+  // A buffer placed inside another (offset bytes in), sharing its memory.
+  int alias_of = -1;
+  std::uint32_t alias_offset = 0;
+};
+
+// Where bytes live on a tile: a buffer and a byte offset; in chunk c and
+// repeat iteration i the address is
+//   buffer address + offset + c * chunk_stride + i * iteration_stride.
+struct Place {
+  int buffer = -1;
+  std::uint32_t offset = 0;
+  std::uint32_t chunk_stride = 0;
+  std::uint32_t iteration_stride = 0;
+
+  Place plus(std::uint32_t bytes) const {
+    Place moved = *this;
+    moved.offset += bytes;
+    return moved;
+  }
+  bool varies() const { return chunk_stride != 0 || iteration_stride != 0; }
+};
+
+struct Transfer {
+  int phase = 0;  // superstep whose exchange phase moves it
+  int source_tile = 0;                  // group-relative
+  std::vector<int> destination_tiles;   // group-relative; more than one = multicast
+  Place source;
+  Place destination;                    // the same on every destination tile
+  std::uint32_t bytes = 0;
+  std::string what;  // for dumps and errors
+};
+
+enum class TaskKind : std::uint8_t { Gemm, Combine, LayerNorm, Softmax };
+
+// One kernel run over one group tile's share.
+struct Task {
+  TaskKind kind = TaskKind::Gemm;
+  int op = -1;  // MidOp it implements
+  int superstep = 0;
+  int tile = 0;  // group-relative
+  // Gemm: weights (n-blocks x k), activation panel, output partial buffer.
+  Place weights;
+  Place activation;
+  Place output;
+  std::int64_t k_steps = 0;
+  std::int64_t column_blocks = 0;  // 16-column blocks
+  // Combine: inputs summed, then the op's epilogue; `columns` columns of
+  // `column_elements` elements (panels x 16) each.
+  std::vector<Place> inputs;
+  Place bias;
+  std::int64_t columns = 0;
+  std::int64_t column_elements = 0;
+  // Worker split and argument blocks, filled by plan_kernels.
+  std::string kernel;
+  std::vector<std::vector<std::uint32_t>> worker_arguments;  // words; addresses resolved late
+};
+
+struct Lir {
+  const MidProgram* mid = nullptr;
+  const Chain* chain = nullptr;
+  std::vector<Buffer> buffers;
+  std::vector<Transfer> transfers;
+  std::vector<Task> tasks;
+  // Per MidValue: where each group tile holds its piece.
+  std::vector<Place> value_places;
+  std::vector<int> op_phase;  // per MidOp: its superstep
+  std::map<int, int> op_weights;  // GEMM MidOp -> its weight buffer
+  std::uint32_t chunk_record_bytes = 0;
+  int phases = 0;  // supersteps per chunk
+  // The repeat region as a range of phases (inclusive), or -1.
+  int repeat_first_phase = -1;
+  int repeat_last_phase = -1;
+
+  std::uint32_t panel_bytes(StorageType storage) const {
+    return static_cast<std::uint32_t>(mid->groups.chunk_panels * kPanelRows) * element_bytes(storage.element);
+  }
+};
+
+}  // namespace tilec::compiler

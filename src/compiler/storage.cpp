@@ -1,0 +1,101 @@
+#include "compiler/storage.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace tilec::compiler {
+
+namespace {
+
+std::uint32_t align(std::uint32_t value, std::uint32_t unit) { return (value + unit - 1) / unit * unit; }
+
+struct Placed {
+  std::uint32_t begin;
+  std::uint32_t end;
+  const Lifetime* lifetime;
+};
+
+}  // namespace
+
+MemoryMap place_storage(Lir& lir, std::uint32_t library_bytes, std::uint32_t code_bytes,
+                        std::uint32_t argument_bytes, const MachineModel& machine) {
+  MemoryMap map;
+  map.library_address = machine.standard.begin;
+  map.library_bytes = align(library_bytes, 16);
+  map.code_address = map.library_address + map.library_bytes;
+  map.code_bytes = align(code_bytes, 16);
+  map.arguments_address = map.code_address + map.code_bytes;
+  map.arguments_bytes = align(argument_bytes, 16);
+  map.standard_end = map.arguments_address + map.arguments_bytes;
+  if (map.standard_end > machine.standard.end) {
+    map.fits_classes = false;
+    map.overflow = fmt::format("code and arguments need {} bytes of standard memory, which holds {}",
+                               map.standard_end - machine.standard.begin, machine.standard.bytes());
+  }
+
+  // Largest first (resident ones before all), each at the lowest address
+  // free of every placed buffer whose lifetime it overlaps.
+  std::vector<int> order;
+  for (std::size_t i = 0; i < lir.buffers.size(); ++i)
+    if (lir.buffers[i].alias_of < 0 && lir.buffers[i].bytes > 0) order.push_back(static_cast<int>(i));
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const Buffer& x = lir.buffers[static_cast<std::size_t>(a)];
+    const Buffer& y = lir.buffers[static_cast<std::size_t>(b)];
+    if (x.lifetime.resident != y.lifetime.resident) return x.lifetime.resident;
+    return x.bytes > y.bytes;
+  });
+  std::vector<Placed> placed;
+  std::uint32_t data_end = machine.interleaved.begin;
+  for (int index : order) {
+    Buffer& buffer = lir.buffers[static_cast<std::size_t>(index)];
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> busy;
+    for (const Placed& other : placed)
+      if (other.lifetime->overlaps(buffer.lifetime)) busy.emplace_back(other.begin, other.end);
+    std::sort(busy.begin(), busy.end());
+    std::uint32_t address = machine.interleaved.begin;
+    for (const auto& [begin, end] : busy) {
+      if (address + buffer.bytes <= begin) break;
+      address = std::max(address, end);
+    }
+    buffer.address = address;
+    placed.push_back(Placed{address, address + buffer.bytes, &buffer.lifetime});
+    data_end = std::max(data_end, address + buffer.bytes);
+  }
+  for (Buffer& buffer : lir.buffers)
+    if (buffer.alias_of >= 0) {
+      int target = buffer.alias_of;
+      std::uint32_t offset = buffer.alias_offset;
+      while (lir.buffers[static_cast<std::size_t>(target)].alias_of >= 0) {
+        offset += lir.buffers[static_cast<std::size_t>(target)].alias_offset;
+        target = lir.buffers[static_cast<std::size_t>(target)].alias_of;
+      }
+      buffer.address = lir.buffers[static_cast<std::size_t>(target)].address + offset;
+    }
+  map.data_end = data_end;
+  if (data_end > machine.interleaved.end && map.fits_classes) {
+    map.fits_classes = false;
+    map.overflow = fmt::format("data needs {} bytes of interleaved memory, which holds {}",
+                               data_end - machine.interleaved.begin, machine.interleaved.bytes());
+  }
+  return map;
+}
+
+std::string memory_contributors(const Lir& lir, const MemoryMap& map, int count) {
+  std::vector<std::pair<std::uint32_t, std::string>> items;
+  items.emplace_back(map.library_bytes + map.code_bytes, "code");
+  items.emplace_back(map.arguments_bytes, "kernel arguments");
+  for (const Buffer& buffer : lir.buffers)
+    if (buffer.bytes > 0) items.emplace_back(buffer.bytes, buffer.name);
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text;
+  for (int i = 0; i < count && i < static_cast<int>(items.size()); ++i) {
+    if (i) text += ", ";
+    text += fmt::format("{} {:.1f} KiB", items[static_cast<std::size_t>(i)].second,
+                        items[static_cast<std::size_t>(i)].first / 1024.0);
+  }
+  return text;
+}
+
+}  // namespace tilec::compiler
