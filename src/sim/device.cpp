@@ -110,6 +110,8 @@ void DeviceState::load_tile(std::uint32_t index, const package::TileImage& image
     tile.code.add_region(segment.address, code);
   }
 
+  tile.idle = image.entry == 0 &&
+              std::none_of(segments.begin(), segments.end(), [](const auto* s) { return s->executable; });
   for (const package::Symbol& symbol : image.symbols)
     if (symbol.kind != package::SymbolKind::Data)
       tile.kernel_labels.push_back(EntryLabel{symbol.address, intern_label(symbol.name)});
@@ -144,8 +146,9 @@ RunResult DeviceState::run(const SimOptions& options) {
     tile.tracing = options.record_profile;
   }
   RunResult result;
-  std::vector<std::uint32_t> live(tiles_.size());
-  for (std::uint32_t i = 0; i < live.size(); ++i) live[i] = i;
+  std::vector<std::uint32_t> live;
+  for (const TileState& tile : tiles_)
+    if (!tile.idle) live.push_back(tile.index);
 
   while (!live.empty()) {
     // Exchange phase: every tile up to its xdone, sync or halt.

@@ -198,6 +198,8 @@ void reset_tile(TileState& tile, std::uint64_t watchdog_cycles) {
   tile.release = 0;
   tile.deadline = watchdog_cycles;
   tile.stop = Stop::None;
+  tile.stop_cycle = 0;
+  tile.stop_pc = 0;
   tile.arrival = 0;
   tile.sends.clear();
   tile.recvs.clear();

@@ -93,6 +93,8 @@ struct TileState {
   std::uint8_t* memory = nullptr;  // memory[0] is address config->memory_begin
   TileCode code;
   std::uint32_t entry = 0;
+  // No code and entry 0: the tile takes no part in the run (nor its syncs).
+  bool idle = false;
   std::vector<EntryLabel> kernel_labels;  // sorted by address
 
   std::array<Context, kWorkers + 1> contexts;

@@ -279,6 +279,21 @@ TEST(DeviceExecution, RunsAgainFromTheResetStateWithMemoryKept) {
   EXPECT_EQ(counter, 2u);
 }
 
+TEST(DeviceExecution, IdleTilesTakeNoPartInSyncs) {
+  // Tile 1 has no code and entry 0: tile 0 syncs alone.
+  Code code;
+  code.main(Opcode::Sync);
+  code.main(Opcode::Halt);
+  package::Package package = package_of(2, image(code));
+  package.tiles[1] = package::TileImage{};
+  Device device(package, ipu21_cut(2));
+  RunResult result = device.run();
+  EXPECT_EQ(result.cycles, 600u);
+  EXPECT_EQ(result.syncs, 1u);
+  EXPECT_EQ(result.tiles[1].bundles, 0u);
+  EXPECT_EQ(result.tiles[1].halt_cycle, 0u);
+}
+
 TEST(DeviceExecution, StoresIntoCodeAreExecuted) {
   // The supervisor overwrites the bundle at `patched` (setzi $m2, 1) with
   // the bundle at `replacement` (setzi $m2, 7) before reaching it.
