@@ -11,5 +11,6 @@ void add_reference_command(CLI::App& app);
 void add_graph_commands(CLI::App& app);
 void add_isa_commands(CLI::App& app);
 void add_package_commands(CLI::App& app);
+void add_sim_command(CLI::App& app);
 
 }  // namespace tilec::cli

@@ -1,0 +1,81 @@
+// The simulated device: a package loaded into every tile's memory, host
+// tensors scattered into and gathered from their bindings, and cycle-level
+// runs of every tile (docs/isa.md is the machine being simulated).
+//
+// A run starts every tile's supervisor at its image's entry at cycle 0 and
+// ends when every tile has halted. Memory persists between runs (a second
+// run starts from the registers' reset state but sees what the first left
+// in memory). Runs are deterministic: outputs, cycles and every statistic
+// are the same on every run and any number of host threads.
+#pragma once
+
+#include "graph/tensor.h"
+#include "package/package.h"
+#include "sim/profile_events.h"
+#include "target/machine.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tilec::sim {
+
+struct SimOptions {
+  bool record_profile = true;
+  std::uint64_t watchdog_cycles = 0;  // 0 = the machine's
+};
+
+struct TileStats {
+  std::uint64_t halt_cycle = 0;
+  std::uint64_t bundles = 0;  // bundles issued by every context
+  // AMP multiply-accumulates by precision, indexed by AmpPrecision.
+  std::array<std::uint64_t, 3> amp_macs{};
+  std::uint64_t bytes_loaded = 0;
+  std::uint64_t bytes_stored = 0;
+  std::uint64_t bytes_sent = 0;      // each send's bytes once, however many receivers
+  std::uint64_t bytes_received = 0;
+  std::uint64_t sync_wait_cycles = 0;  // from each `sync` to its release
+
+  std::uint64_t total_amp_macs() const { return amp_macs[0] + amp_macs[1] + amp_macs[2]; }
+};
+
+struct RunResult {
+  std::uint64_t cycles = 0;  // the largest halt cycle over every tile
+  std::uint64_t syncs = 0;   // global syncs completed
+  std::vector<TileStats> tiles;
+  Profile profile;  // empty unless SimOptions::record_profile
+
+  std::uint64_t total_bundles() const;
+  std::uint64_t total_amp_macs() const;
+};
+
+class DeviceState;
+
+class Device {
+ public:
+  // Loads every tile's image into its memory. BadInput when the package
+  // does not fit the machine (tile count, segments outside memory, code
+  // outside standard memory, bindings naming missing tiles or addresses).
+  Device(const package::Package& package, const MachineModel& machine);
+  ~Device();
+  Device(Device&&) noexcept;
+  Device& operator=(Device&&) noexcept;
+
+  // Scatters `data` into every piece of the binding (every copy, for a
+  // replicated parameter). BadInput on an unknown name or a type mismatch.
+  void write(const std::string& binding, const graph::Tensor& data);
+  // Gathers the binding's elements from tile memory.
+  graph::Tensor read(const std::string& binding) const;
+
+  // Runs every tile until all have halted; throws sim::Fault on a fault.
+  RunResult run(const SimOptions& options = {});
+
+  const MachineModel& machine() const;
+
+ private:
+  std::unique_ptr<DeviceState> state_;
+};
+
+}  // namespace tilec::sim
