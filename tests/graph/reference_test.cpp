@@ -16,9 +16,7 @@ namespace tilec::graph {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
 using ::testing::FloatNear;
-using ::testing::Pointwise;
 
 constexpr StorageType kF32{ElementType::F32, 0};
 constexpr StorageType kF16{ElementType::F16, 0};
@@ -104,7 +102,7 @@ TEST(Reference, GeluAddLayerNormSoftmax) {
   EXPECT_THAT(result.outputs.at("outer").to_floats(), ElementsAre(11, 21, 31, 41, 12, 22, 32, 42));
   // Row [1 2 3 4]: mean 2.5, variance 1.25.
   const float d = std::sqrt(1.25f);
-  EXPECT_THAT(std::vector<float>(result.outputs.at("ln").to_floats()).at(0), FloatNear(10 - 1.5f / d, 1e-5f));
+  EXPECT_THAT(result.outputs.at("ln").to_floats().at(0), FloatNear(10 - 1.5f / d, 1e-5f));
   EXPECT_THAT(result.outputs.at("ln").to_floats().at(3), FloatNear(40 + 1.5f / d, 1e-5f));
   const std::vector<float> sm = result.outputs.at("sm").to_floats();
   const float total = std::exp(1.0f) + std::exp(2.0f) + std::exp(3.0f) + std::exp(4.0f);
