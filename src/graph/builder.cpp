@@ -46,15 +46,15 @@ void GraphBuilder::check_operand(const std::string& op_name, ValueId id) const {
 }
 
 ValueId GraphBuilder::add_source(OpKind kind, const std::string& name, const TensorType& type) {
-  const std::string where = op_place(name);
+  const std::string where = fmt::format("{} '{}'", op_kind_name(kind), name);
   if (is_body_)
     throw_bad_input(where, "a repeat body has no {}s: pass values in as invariant operands",
                     op_kind_name(kind));
   for (const Op& op : graph_.ops)
     if (op.kind != OpKind::Input && (op.kind != OpKind::Parameter || kind == OpKind::Input))
-      throw_bad_input(where, "{} declared after {} '{}': declare inputs, then parameters, then ops",
-                      op_kind_name(kind), op_kind_name(op.kind), op.name);
-  check_type(where, std::string(op_kind_name(kind)), type);
+      throw_bad_input(where, "declared after {} '{}': declare inputs, then parameters, then ops",
+                      op_kind_name(op.kind), op.name);
+  check_type(where, "the tensor", type);
   return append(make_op(kind, name, {}), {type}).front();
 }
 

@@ -100,9 +100,9 @@ TEST(GraphBuilder, ElementwiseOpsBroadcastAndKeepStorage) {
   ValueId c = b.cast("c", s, kF143);
   EXPECT_EQ(b.graph().type(c), (TensorType{{2, 3, 4}, kF143}));
   EXPECT_EQ(bad_input_message([&] { b.parameter("z", f32({5})); }),
-            "op 'z': parameter declared after gelu 'g': declare inputs, then parameters, then ops");
+            "parameter 'z': declared after gelu 'g': declare inputs, then parameters, then ops");
   EXPECT_EQ(bad_input_message([&] { b.input("i", f32({5})); }),
-            "op 'i': input declared after parameter 'bias': declare inputs, then parameters, then ops");
+            "input 'i': declared after parameter 'bias': declare inputs, then parameters, then ops");
 }
 
 TEST(GraphBuilder, AddReportsShapesThatDoNotBroadcast) {
@@ -162,13 +162,13 @@ TEST(GraphBuilder, NamesAreCheckedAndUnique) {
 TEST(GraphBuilder, TypesAreChecked) {
   GraphBuilder b;
   EXPECT_EQ(bad_input_message([&] { b.input("x", f32({2, 0})); }),
-            "op 'x': input has shape [2,0]: every extent must be >= 1");
+            "input 'x': the tensor has shape [2,0]: every extent must be >= 1");
   EXPECT_EQ(bad_input_message([&] { b.input("x", {{2}, {ElementType::F16, 3}}); }),
-            "op 'x': input has type f16 with scale 3: only FP8 types take a scale");
+            "input 'x': the tensor has type f16 with scale 3: only FP8 types take a scale");
   EXPECT_EQ(bad_input_message([&] { b.input("x", {{2}, {ElementType::F143, 65}}); }),
-            "op 'x': input has scale 65: scales must lie within +-64");
+            "input 'x': the tensor has scale 65: scales must lie within +-64");
   EXPECT_EQ(bad_input_message([&] { b.input("x", f32({1 << 20, 1 << 20, 2})); }),
-            "op 'x': input has shape [1048576,1048576,2]: more than 2^40 elements");
+            "input 'x': the tensor has shape [1048576,1048576,2]: more than 2^40 elements");
 }
 
 // A two-layer block repeated: x carried, weights per iteration, a bias shared.
@@ -242,7 +242,7 @@ TEST(GraphBuilder, RepeatErrors) {
                 return std::vector<ValueId>{};
               });
             }),
-            "op 'r': op 'p': a repeat body has no parameters: pass values in as invariant operands");
+            "op 'r': parameter 'p': a repeat body has no parameters: pass values in as invariant operands");
   EXPECT_EQ(bad_input_message([&] {
               b.repeat("r", 2, {.carried = {x}}, [](GraphBuilder&, const std::vector<ValueId>&) {
                 return std::vector<ValueId>{};

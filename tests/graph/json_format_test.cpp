@@ -182,7 +182,7 @@ TEST(JsonFormat, InputErrors) {
   EXPECT_EQ(read_error(with_input(R"({"name": "x", "type": "f32", "shape": [2, "3"]})")),
             "model.json: input 'x': field 'shape' must be an integer, not a string");
   EXPECT_EQ(read_error(with_input(R"({"name": "x", "type": "f32", "shape": [2, -3]})")),
-            "model.json: op 'x': input has shape [2,-3]: every extent must be >= 1");
+            "model.json: input 'x': the tensor has shape [2,-3]: every extent must be >= 1");
   EXPECT_EQ(read_error(with_input(R"({"name": "x", "type": "f32", "shape": [18446744073709551615]})")),
             "model.json: input 'x': field 'shape' is out of range");
   EXPECT_EQ(read_error(with_input(R"({"name": "x", "type": "f32"})")),
