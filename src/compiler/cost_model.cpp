@@ -21,13 +21,11 @@ const KernelCosts& kernel_costs() {
 double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType operand, bool drain_f32) {
   if (blocks == 0 || k_steps == 0) return 0;
   const KernelCosts& costs = kernel_costs();
-  double work = static_cast<double>(blocks) * static_cast<double>(k_steps) * amp_bundles_per_k(operand);
-  // Jobs per worker: its share of blocks, plus one where a block is split
-  // between two workers.
-  double jobs = static_cast<double>((blocks + 5) / 6) + (blocks % 6 ? 1 : 0);
-  double per_job = costs.gemm_job_setup + (drain_f32 ? costs.gemm_drain_f32 : costs.gemm_drain_f16);
-  double worker_bundles = work / 6 + jobs * per_job + costs.worker_start;
-  return 6 * worker_bundles + costs.run_workers;
+  // Workers take whole 16x16 blocks: the busiest has ceil(blocks / 6).
+  double jobs = static_cast<double>((blocks + 5) / 6);
+  double per_job = static_cast<double>(k_steps) * amp_bundles_per_k(operand) + costs.gemm_job_setup +
+                   (drain_f32 ? costs.gemm_drain_f32 : costs.gemm_drain_f16);
+  return 6 * (jobs * per_job + costs.worker_start) + costs.run_workers;
 }
 
 double map_bundles_per_8(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
@@ -76,49 +74,61 @@ double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64
   return streaming + static_cast<double>(transfers) * 2 * costs.supervisor_bundle + costs.exchange_latency;
 }
 
-RearrangeCost rearrange_cost(const ColumnLayout& from, const ColumnLayout& to, std::int64_t rows,
-                             std::uint32_t element_bytes) {
+RearrangeCost rearrange_cost(const ColumnLayout& from, const ColumnLayout& to) {
   RearrangeCost cost;
-  std::int64_t row_bytes = rows * element_bytes;
-  std::map<int, std::int64_t> sent;     // source tile -> bytes
-  std::map<int, std::int64_t> sends;    // source tile -> transfers
+  int tiles = 0;
+  for (const auto& list : from.tiles)
+    for (int tile : list) tiles = std::max(tiles, tile + 1);
+  for (const auto& list : to.tiles)
+    for (int tile : list) tiles = std::max(tiles, tile + 1);
+  // The source part each tile holds (at most one per tile in our layouts).
+  std::vector<int> held(static_cast<std::size_t>(tiles), -1);
+  for (std::size_t part = 0; part < from.parts.size(); ++part)
+    for (int tile : from.tiles[part]) held[static_cast<std::size_t>(tile)] = static_cast<int>(part);
+  std::vector<std::int64_t> sent(static_cast<std::size_t>(tiles), 0), sends(static_cast<std::size_t>(tiles), 0);
+  auto holds = [&](int tile, std::int64_t begin, std::int64_t end) {
+    int part = held[static_cast<std::size_t>(tile)];
+    return part >= 0 && from.parts[static_cast<std::size_t>(part)].begin <= begin &&
+           end <= from.parts[static_cast<std::size_t>(part)].end;
+  };
+  // Both layouts list their parts in column order: sweep them together.
+  std::size_t first_source = 0;
   for (std::size_t part = 0; part < to.parts.size(); ++part) {
     const Range want = to.parts[part];
-    // Pieces of the source layout that overlap the wanted columns; each is
-    // sent once (multicast) by its first replica to every wanting tile that
-    // does not already hold it.
-    for (std::size_t source = 0; source < from.parts.size(); ++source) {
-      Range have = from.parts[source];
+    while (first_source < from.parts.size() && from.parts[first_source].end <= want.begin) ++first_source;
+    std::int64_t pieces = 0;
+    for (std::size_t source = first_source; source < from.parts.size() && from.parts[source].begin < want.end; ++source) {
+      const Range have = from.parts[source];
       std::int64_t begin = std::max(want.begin, have.begin), end = std::min(want.end, have.end);
       if (begin >= end) continue;
-      std::int64_t receivers = 0;
-      for (int tile : to.tiles[part]) {
-        Range local = from.columns_on(tile);
-        if (local.begin <= begin && end <= local.end) continue;
-        ++receivers;
-      }
-      if (receivers == 0) continue;
-      int sender = from.tiles[source].front();
-      sent[sender] += (end - begin) * row_bytes;
+      ++pieces;
+      bool needed = false;
+      for (int tile : to.tiles[part])
+        if (!holds(tile, begin, end)) {
+          needed = true;
+          break;
+        }
+      if (!needed) continue;
+      std::size_t sender = static_cast<std::size_t>(from.tiles[source].front());
+      sent[sender] += end - begin;
       sends[sender] += 1;
     }
-  }
-  for (std::size_t part = 0; part < to.parts.size(); ++part) {
     for (int tile : to.tiles[part]) {
-      Range local = from.columns_on(tile);
-      Range want = to.parts[part];
-      std::int64_t overlap = std::max<std::int64_t>(0, std::min(want.end, local.end) - std::max(want.begin, local.begin));
-      std::int64_t incoming = (want.size() - overlap) * row_bytes;
-      std::int64_t pieces = 0;
-      for (const Range& have : from.parts)
-        if (std::max(want.begin, have.begin) < std::min(want.end, have.end)) ++pieces;
-      cost.bytes_in = std::max(cost.bytes_in, incoming);
-      cost.buffer_bytes = std::max(cost.buffer_bytes, want.size() * row_bytes);
-      cost.transfers = std::max(cost.transfers, incoming > 0 ? pieces : 0);
+      int local = held[static_cast<std::size_t>(tile)];
+      std::int64_t overlap = 0;
+      if (local >= 0) {
+        const Range have = from.parts[static_cast<std::size_t>(local)];
+        overlap = std::max<std::int64_t>(0, std::min(want.end, have.end) - std::max(want.begin, have.begin));
+      }
+      std::int64_t incoming = want.size() - overlap;
+      cost.columns_in = std::max(cost.columns_in, incoming);
+      if (incoming > 0) cost.transfers = std::max(cost.transfers, pieces);
     }
   }
-  for (const auto& [tile, bytes] : sent) cost.bytes_out = std::max(cost.bytes_out, bytes);
-  for (const auto& [tile, count] : sends) cost.transfers = std::max(cost.transfers, count);
+  for (std::size_t tile = 0; tile < sent.size(); ++tile) {
+    cost.columns_out = std::max(cost.columns_out, sent[tile]);
+    cost.transfers = std::max(cost.transfers, sends[tile]);
+  }
   return cost;
 }
 

@@ -48,17 +48,15 @@ double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,
                        const MachineModel& machine);
 
-// What moving a value from layout `from` to layout `to` costs one group
-// (`rows` rows, `element_bytes` each): the busiest tile's bytes in and out
-// and transfer count.
+// What moving a value from layout `from` to layout `to` costs one group,
+// in columns (multiply by rows x element bytes for bytes): the busiest
+// tile's columns in and out, and its transfer count.
 struct RearrangeCost {
-  std::int64_t bytes_in = 0;
-  std::int64_t bytes_out = 0;
+  std::int64_t columns_in = 0;
+  std::int64_t columns_out = 0;
   std::int64_t transfers = 0;
-  std::int64_t buffer_bytes = 0;  // largest receive space a tile needs
-  bool needed() const { return bytes_in > 0; }
+  bool needed() const { return columns_in > 0; }
 };
-RearrangeCost rearrange_cost(const ColumnLayout& from, const ColumnLayout& to, std::int64_t rows,
-                             std::uint32_t element_bytes);
+RearrangeCost rearrange_cost(const ColumnLayout& from, const ColumnLayout& to);
 
 }  // namespace tilec::compiler

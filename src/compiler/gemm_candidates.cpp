@@ -12,9 +12,9 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-ElementType partial_type_for(const Step& step) {
-  return step.result.element == ElementType::F32 ? ElementType::F32 : ElementType::F16;
-}
+// Partial sums are FP32: summed across K parts and rounded once to the
+// GEMM's result type, as the host reference rounds its FP32 sum.
+ElementType partial_type_for(const Step&) { return ElementType::F32; }
 
 // K-part counts worth trying for a group of `group_size` tiles: every count
 // whose column-part count floor(G / Pk) differs from the previous one.

@@ -14,25 +14,27 @@ namespace {
 const char* fp8_name(ElementType type) { return type == ElementType::F152 ? "f152" : "f143"; }
 
 // Builds the body of a combine kernel, one bundle per line, working on 8
-// elements per iteration: in FP16 lanes (one quad) when every type is FP16
-// or FP8, else in FP32 lanes (two quads).
+// elements per iteration. The inputs are loaded and summed in FP32 lanes
+// (two quads) when they are FP32, else in FP16 lanes (one quad); once the
+// sum is rounded to a type of at most 16 bits and nothing later needs FP32,
+// the kernel narrows to FP16 lanes (cheaper GELU and casts).
 class CombineWriter {
  public:
   explicit CombineWriter(const CombineVariant& variant) : v_(variant) {
     f32_lanes_ = v_.input.element == ElementType::F32 || v_.sum.element == ElementType::F32;
-    for (const CombineStage& stage : v_.stages) f32_lanes_ |= stage.result.element == ElementType::F32;
+    needs_f32_later_ = has_bias() && v_.bias == ElementType::F32;
+    for (const CombineStage& stage : v_.stages) needs_f32_later_ |= stage.result.element == ElementType::F32;
   }
 
-  bool f32_lanes() const { return f32_lanes_; }
   bool has_bias() const {
     return std::any_of(v_.stages.begin(), v_.stages.end(),
                        [](const CombineStage& s) { return s.kind == EpilogueOp::Kind::AddBias; });
   }
 
-  // Per column: the bias scalar, ready for the body.
+  // Per column: the bias scalar, in the lanes the bias stage will use.
   std::vector<std::string> column_setup() const {
     if (!has_bias()) return {};
-    if (!f32_lanes_) return {"ld32pi $a28, $m5, 4", "f32v4splat $a24:27, $a28"};
+    if (!bias_in_f32_lanes()) return {"ld32pi $a28, $m5, 4", "f32v4splat $a24:27, $a28"};
     if (v_.bias == ElementType::F16) return {"ld32pi $a28, $m5, 4", "f16tof32lo $a24:27, $a28:31"};
     return {"ld32pi $a24, $m5, 4"};
   }
@@ -49,12 +51,13 @@ class CombineWriter {
         emit("f16v8add $a0:3, $a0:3, $a8:11");
       }
     }
-    StorageType current = v_.inputs > 1 || v_.input.element != v_.sum.element ? lanes_type() : v_.input;
+    const bool summed = v_.inputs > 1 || v_.input.element != v_.sum.element;
+    StorageType current = summed ? lanes_type() : v_.input;
     round_to(current, v_.sum, v_.stages.empty());
     current = v_.sum;
     for (std::size_t i = 0; i < v_.stages.size(); ++i) {
       const CombineStage& stage = v_.stages[i];
-      bool last = i + 1 == v_.stages.size();
+      const bool last = i + 1 == v_.stages.size();
       switch (stage.kind) {
         case EpilogueOp::Kind::AddBias:
           if (f32_lanes_) {
@@ -66,16 +69,15 @@ class CombineWriter {
           round_to(lanes_type(), stage.result, last);
           break;
         case EpilogueOp::Kind::Gelu: {
-          int mode = stage.approximation == graph::GeluApproximation::Erf ? 1 : 0;
+          const int mode = stage.approximation == graph::GeluApproximation::Erf ? 1 : 0;
           if (f32_lanes_) {
             emit(fmt::format("f32v4gelu $a0:3, $a0:3, {}", mode));
             emit(fmt::format("f32v4gelu $a4:7, $a4:7, {}", mode));
-            round_to(lanes_type(), stage.result, last);
           } else {
             emit(fmt::format("f16v4gelu $a0:1, $a0:1, {}", mode));
             emit(fmt::format("f16v4gelu $a2:3, $a2:3, {}", mode));
-            round_to(lanes_type(), stage.result, last);
           }
+          round_to(lanes_type(), stage.result, last);
           break;
         }
         case EpilogueOp::Kind::Cast:
@@ -89,6 +91,15 @@ class CombineWriter {
   }
 
  private:
+  bool bias_in_f32_lanes() const {
+    // The bias stage runs in FP32 lanes unless the sum narrowed first.
+    return v_.bias == ElementType::F32 || (f32_lanes_at_start() && !narrows());
+  }
+  bool f32_lanes_at_start() const {
+    return v_.input.element == ElementType::F32 || v_.sum.element == ElementType::F32;
+  }
+  bool narrows() const { return f32_lanes_at_start() && v_.sum.element != ElementType::F32 && !needs_f32_later_; }
+
   StorageType lanes_type() const { return StorageType{f32_lanes_ ? ElementType::F32 : ElementType::F16, 0}; }
   void emit(std::string line) { lines_.push_back(std::move(line)); }
 
@@ -121,12 +132,21 @@ class CombineWriter {
     }
   }
 
-  // Rounds the lanes (holding `from`) to `to`. The last stage only leaves
-  // the lanes as they are: store() writes them in the output type.
+  // Rounds the lanes (holding `from`) to `to`. When it is the last step the
+  // lanes stay as they are: store() writes them in the output type.
   void round_to(StorageType from, StorageType to, bool last) {
     if (last || from == to) return;
     if (f32_lanes_) {
       if (to.element == ElementType::F32) return;
+      if (!needs_f32_later_) {
+        // Narrow: FP32 lanes rounded once to FP16 lanes.
+        emit("f32tof16 $a16:17, $a0:3");
+        emit("f32tof16 $a18:19, $a4:7");
+        emit("f32v4mov $a0:3, $a16:19");
+        f32_lanes_ = false;
+        if (is_fp8(to.element)) round_to(StorageType{ElementType::F16, 0}, to, false);
+        return;
+      }
       if (to.element == ElementType::F16) {
         emit("f32tof16 $a16:17, $a0:3");
         emit("f32tof16 $a18:19, $a4:7");
@@ -175,6 +195,7 @@ class CombineWriter {
 
   const CombineVariant& v_;
   bool f32_lanes_ = false;
+  bool needs_f32_later_ = false;
   std::vector<std::string> lines_;
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 namespace tilec::compiler {
 
@@ -17,19 +18,48 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
-// Layouts seen by the search, deduplicated so that states compare by id.
+// Layouts seen by the search, deduplicated so that states compare by id,
+// with the rearrange costs between them remembered.
 class LayoutTable {
  public:
   int id(const ColumnLayout& layout) {
-    auto it = std::find(layouts_.begin(), layouts_.end(), layout);
-    if (it != layouts_.end()) return static_cast<int>(it - layouts_.begin());
+    std::uint64_t key = hash(layout);
+    for (int candidate : by_hash_[key])
+      if (layouts_[static_cast<std::size_t>(candidate)] == layout) return candidate;
     layouts_.push_back(layout);
-    return static_cast<int>(layouts_.size()) - 1;
+    int id = static_cast<int>(layouts_.size()) - 1;
+    by_hash_[key].push_back(id);
+    return id;
   }
   const ColumnLayout& at(int id) const { return layouts_[static_cast<std::size_t>(id)]; }
+  std::int64_t widest(int id) const {
+    std::int64_t most = 0;
+    for (const Range& part : at(id).parts) most = std::max(most, part.size());
+    return most;
+  }
+
+  const RearrangeCost& cost(int from, int to) {
+    auto key = std::make_pair(from, to);
+    auto it = costs_.find(key);
+    if (it == costs_.end()) it = costs_.emplace(key, rearrange_cost(at(from), at(to))).first;
+    return it->second;
+  }
 
  private:
+  static std::uint64_t hash(const ColumnLayout& layout) {
+    std::uint64_t h = 1469598103934665603ull;
+    auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    for (std::size_t part = 0; part < layout.parts.size(); ++part) {
+      mix(static_cast<std::uint64_t>(layout.parts[part].begin));
+      mix(static_cast<std::uint64_t>(layout.parts[part].end));
+      for (int tile : layout.tiles[part]) mix(static_cast<std::uint64_t>(tile));
+    }
+    return h;
+  }
+
   std::vector<ColumnLayout> layouts_;
+  std::map<std::uint64_t, std::vector<int>> by_hash_;
+  std::map<std::pair<int, int>, RearrangeCost> costs_;
 };
 
 struct Label {
@@ -60,7 +90,16 @@ void insert_label(std::vector<Label>& front, Label label) {
   }
 }
 
+// A candidate's layouts as ids of the search's table.
+struct CandidateLayouts {
+  int input;
+  int output;
+  int stored_once;  // the input bound straight from the host
+};
+
 struct SearchContext {
+  LayoutTable& layouts;
+  std::map<int, std::vector<CandidateLayouts>>& candidate_layouts;
   const Chain& chain;
   const GemmCandidates& candidates;
   const CompileOptions& options;
@@ -75,33 +114,30 @@ bool in_region(const Chain& chain, int step) {
   return chain.repeat && step >= chain.repeat->first_step && step <= chain.repeat->last_step;
 }
 
-std::int64_t max_columns_on_tile(const ColumnLayout& layout) {
-  std::int64_t most = 0;
-  for (const Range& part : layout.parts) most = std::max(most, part.size());
-  return most;
-}
 
-// Moves the current value into `to`; returns its cost into `label`.
-void add_rearrange(const SearchContext& context, const ColumnLayout& from, const ColumnLayout& to,
-                   std::uint32_t element, double repeat, Label& label) {
+// Moves the current value from layout `from` into layout `to` (ids).
+void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t element, double repeat,
+                   Label& label) {
   if (from == to) return;
-  RearrangeCost cost = rearrange_cost(from, to, context.rows, element);
+  const RearrangeCost& cost = context.layouts.cost(from, to);
   if (!cost.needed()) return;
-  label.cycles += repeat * exchange_cycles(cost.bytes_in, cost.bytes_out, cost.transfers, context.options.machine);
+  const std::int64_t column = context.rows * element;
+  label.cycles += repeat * exchange_cycles(cost.columns_in * column, cost.columns_out * column, cost.transfers,
+                                           context.options.machine);
   label.exchanges += static_cast<int>(repeat);
   label.supervisor_bundles += 2 * cost.transfers + 4;
-  std::int64_t live = context.rows * (max_columns_on_tile(from) + max_columns_on_tile(to)) * element;
+  std::int64_t live = column * (context.layouts.widest(from) + context.layouts.widest(to));
   label.activation_peak = std::max(label.activation_peak, live);
 }
 
-void add_gemm(const SearchContext& context, int step_index, const GemmCandidate& candidate, const ColumnLayout& from,
+void add_gemm(const SearchContext& context, int step_index, const GemmCandidate& candidate, int from, int input_layout,
               Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const StorageType input_storage = chain.activations[step.input].storage;
   const std::uint32_t input_bytes = storage_bytes(input_storage);
-  add_rearrange(context, from, candidate.input_layout, input_bytes, repeat, label);
+  add_rearrange(context, from, input_layout, input_bytes, repeat, label);
 
   const GemmGrid& grid = candidate.grid;
   std::int64_t panels = context.rows / kPanelRows;
@@ -142,11 +178,11 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
                             (chain.weights[op.weight].per_iteration ? context.iterations : 1);
 }
 
-void add_elementwise(const SearchContext& context, int step_index, const ColumnLayout& layout, Label& label) {
+void add_elementwise(const SearchContext& context, int step_index, int layout, Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
-  std::int64_t columns = max_columns_on_tile(layout);
+  std::int64_t columns = context.layouts.widest(layout);
   std::int64_t elements = context.rows * columns;
   const StorageType in = chain.activations[step.input].storage;
   int inputs = step.second_input >= 0 ? 2 : 1;
@@ -157,13 +193,13 @@ void add_elementwise(const SearchContext& context, int step_index, const ColumnL
   label.supervisor_bundles += 20;
 }
 
-void add_row_step(const SearchContext& context, int step_index, const ColumnLayout& from, Label& label) {
+void add_row_step(const SearchContext& context, int step_index, int from, Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& input = chain.activations[step.input];
-  ColumnLayout whole = whole_rows_layout(input.cols);
-  add_rearrange(context, from, whole, storage_bytes(input.storage), repeat, label);
+  add_rearrange(context, from, context.layouts.id(whole_rows_layout(input.cols)), storage_bytes(input.storage), repeat,
+                label);
   std::int64_t elements = context.rows * input.cols;
   // Two passes over the row (statistics, then normalise), on one tile.
   label.cycles += repeat * 3 * map_tile_cycles(elements, 1, input.storage.element, {}, step.result.element);
@@ -174,15 +210,14 @@ void add_row_step(const SearchContext& context, int step_index, const ColumnLayo
   label.supervisor_bundles += 20;
 }
 
-// Layouts a repeat's carried value may take inside the loop: the output
-// layouts of the region's last step.
-std::vector<ColumnLayout> entry_layouts(const SearchContext& context, const ColumnLayout& current) {
-  std::vector<ColumnLayout> layouts{current};
+// Layouts (ids) a repeat's carried value may take inside the loop: the
+// output layouts of the region's last step, or where it is now.
+std::vector<int> entry_layouts(const SearchContext& context, int current) {
+  std::vector<int> layouts{current};
   const Chain& chain = context.chain;
   const Step& last = chain.steps[chain.repeat->last_step];
   if (last.kind == StepKind::Gemm)
-    for (const GemmCandidate& candidate : context.candidates.by_step.at(chain.repeat->last_step).at(context.group_size))
-      layouts.push_back(candidate.output_layout);
+    for (const CandidateLayouts& ids : context.candidate_layouts.at(chain.repeat->last_step)) layouts.push_back(ids.output);
   return layouts;
 }
 
@@ -216,9 +251,9 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             grown.choice[index] = c;
             // An undecided host input is bound straight into the stored-once
             // form of the layout this step reads.
-            ColumnLayout from = current < 0 ? stored_once(candidate.input_layout, 1) : layouts.at(current);
-            add_gemm(context, index, candidate, from, grown);
-            continue_with(layouts.id(candidate.output_layout), entry, std::move(grown));
+            const CandidateLayouts& ids = context.candidate_layouts.at(index)[static_cast<std::size_t>(c)];
+            add_gemm(context, index, candidate, current < 0 ? ids.stored_once : current, ids.input, grown);
+            continue_with(ids.output, entry, std::move(grown));
           }
         } else if (step.kind == StepKind::Map) {
           if (current < 0) {
@@ -236,21 +271,19 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           bool enters_region = chain.repeat && index < chain.repeat->first_step &&
                                step.name == chain.repeat->name + ".enter";
           if (enters_region) {
-            for (const ColumnLayout& layout : entry_layouts(context, layouts.at(current))) {
+            for (int id : entry_layouts(context, current)) {
               Label grown = label;
-              add_rearrange(context, layouts.at(current), layout,
-                            storage_bytes(chain.activations[step.input].storage), 1.0, grown);
-              int id = layouts.id(layout);
+              add_rearrange(context, current, id, storage_bytes(chain.activations[step.input].storage), 1.0, grown);
               continue_with(id, id, std::move(grown));
             }
             continue;
           }
           Label grown = label;
-          add_elementwise(context, index, layouts.at(current), grown);
+          add_elementwise(context, index, current, grown);
           continue_with(current, entry, std::move(grown));
         } else {
           Label grown = label;
-          ColumnLayout from = current < 0 ? whole_rows_layout(chain.activations[step.input].cols) : layouts.at(current);
+          int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
           add_row_step(context, index, from, grown);
           continue_with(layouts.id(whole_rows_layout(chain.activations[step.output].cols)), entry, std::move(grown));
         }
@@ -264,7 +297,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
         for (Label label : labels) {
           if (entry >= 0 && current != entry) {
             const Activation& carried = chain.activations[chain.steps[index].output];
-            add_rearrange(context, layouts.at(current), layouts.at(entry), storage_bytes(carried.storage),
+            add_rearrange(context, current, entry, storage_bytes(carried.storage),
                           static_cast<double>(context.iterations), label);
           }
           insert_label(closed[{entry >= 0 ? entry : current, -1}], std::move(label));
@@ -303,13 +336,20 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     int groups = tiles / group_size;
     std::int64_t panels_per_group = ceil_div(panels, groups);
     LayoutTable layouts;
+    std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
+    for (const auto& [step, by_size] : candidates.by_step)
+      for (const GemmCandidate& candidate : by_size.at(group_size))
+        candidate_layouts[step].push_back(CandidateLayouts{layouts.id(candidate.input_layout),
+                                                           layouts.id(candidate.output_layout),
+                                                           layouts.id(stored_once(candidate.input_layout, 1))});
     std::int64_t previous_panels = -1;
     for (std::int64_t chunks = 1; chunks <= panels_per_group; ++chunks) {
       if (options.chunks && chunks != *options.chunks) continue;
       std::int64_t chunk_panels = ceil_div(panels_per_group, chunks);
       if (chunk_panels == previous_panels) continue;
       previous_panels = chunk_panels;
-      SearchContext context{chain, candidates, options, group_size, chunk_panels * kPanelRows, iterations};
+      SearchContext context{layouts, candidate_layouts, chain, candidates, options,
+                            group_size, chunk_panels * kPanelRows, iterations};
       for (Label& label : run_program(context, layouts)) {
         ++search.plans_considered;
         PlanChoice choice;
