@@ -1,0 +1,51 @@
+// A profile: what every tile did during one simulated run, with the
+// compiler's memory map, saved as a documented file (docs/profile-format.md)
+// that `tilec profile query|render|export` read.
+#pragma once
+
+#include "package/package.h"
+#include "sim/device.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec::profile {
+
+struct ProfileData {
+  std::string name;          // e.g. the case: "fp8-b1-n1-default"
+  std::string target;        // machine_by_name() spelling
+  std::uint32_t tiles = 0;
+  double clock_ghz = 0;
+  std::uint64_t cycles = 0;  // the run's cycles (largest halt cycle)
+  // Roofline: total MACs the graph needs and the AMP peak per tile per cycle
+  // for its precision (0 when the graph has no GEMM).
+  double graph_macs = 0;
+  std::uint32_t peak_macs_per_cycle = 0;
+  std::vector<sim::TileStats> tile_stats;
+  sim::Profile events;
+  // Tile 0's planned memory map (every tile uses the same addresses).
+  std::vector<package::Region> regions;
+  std::uint32_t peak_tile_bytes = 0;
+};
+
+// Gathers a profile from a run of `package`.
+ProfileData make_profile(std::string name, const package::Package& package, const MachineModel& machine,
+                         const sim::RunResult& run, double graph_macs, std::uint32_t peak_macs_per_cycle);
+
+void write_profile(const std::string& path, const ProfileData& profile);
+// BadInput (one line, naming the file) for anything malformed.
+ProfileData read_profile(const std::string& path);
+
+// The span the renderer shows: from the first event after the initial sync
+// (if the run starts with one) to the last halt.
+std::uint64_t renderer_cycles(const ProfileData& profile);
+
+// One self-contained HTML page (no network): timeline, kernel breakdown,
+// memory map.
+std::string render_html(const ProfileData& profile);
+
+// Chrome trace-event JSON (chrome://tracing, Perfetto).
+std::string chrome_trace(const ProfileData& profile);
+
+}  // namespace tilec::profile
