@@ -27,8 +27,16 @@ namespace {
 
 // Before the library and the programs exist, code is estimated.
 constexpr std::uint32_t kLibraryEstimate = 8 * 1024;
+// Per tile: about six bundles per send or receive, a few per worker run,
+// and loop bookkeeping.
 std::uint32_t supervisor_estimate(const Lir& lir) {
-  return 4096 + 512 * static_cast<std::uint32_t>(lir.phases) + 24 * static_cast<std::uint32_t>(lir.transfers.size());
+  std::vector<std::uint32_t> bytes(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
+  for (const Transfer& transfer : lir.transfers) {
+    bytes[static_cast<std::size_t>(transfer.source_tile)] += 48;
+    for (int tile : transfer.destination_tiles) bytes[static_cast<std::size_t>(tile)] += 40;
+  }
+  for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 6 * 40;
+  return 512 + 64 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
 }
 std::uint32_t argument_estimate(const Lir& lir) {
   std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
@@ -43,6 +51,7 @@ std::uint32_t argument_estimate(const Lir& lir) {
 
 struct Rejection {
   std::uint32_t peak = UINT32_MAX;
+  std::string plan;
   std::string contributors;
   std::string why;
 };
@@ -79,8 +88,9 @@ class Driver {
     }
     if (attempts == 0 && !search.front.empty()) attempt(search.front.back(), machine);
     throw_failure("compile", "no plan fits the budget of {} bytes per tile: the smallest peak any plan reached is {} bytes "
-                  "on tile 0 ({}; {}); budget {} bytes",
-                  budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why, budget);
+                  "on tile 0 ({}; {}) with {}; budget {} bytes",
+                  budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why, best_rejection_.plan,
+                  budget);
   }
 
  private:
@@ -91,7 +101,7 @@ class Driver {
     if (map.fits_classes && peak <= options_.budget()) return true;
     std::string why = map.fits_classes ? fmt::format("{} bytes over the budget", peak - options_.budget()) : map.overflow;
     log(fmt::format("rejected ({}): {}: peak {} bytes: {}", when, plan, peak, why));
-    if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, memory_contributors(lir, map, 4), why};
+    if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, plan, memory_contributors(lir, map, 4), why};
     return false;
   }
 

@@ -50,7 +50,7 @@ class MidBuilder {
   int value_in(int activation, const ColumnLayout& layout, bool host_input_stored_once) {
     auto it = current_.find(activation);
     if (it == current_.end()) {
-      ColumnLayout bound = host_input_stored_once ? stored_once(layout, 1) : layout;
+      ColumnLayout bound = host_input_stored_once ? stored_once(layout, choice_.input_spread) : layout;
       int id = activation_value(activation, bound);
       if (bound == layout) return id;
       it = current_.find(activation);
