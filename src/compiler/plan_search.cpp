@@ -389,7 +389,10 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         for (const auto& [name, activation] : chain.outputs)
           io += label.output_columns * record_rows * storage_bytes(chain.activations[activation].storage);
         std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
-        choice.estimate.peak_bytes = code + label.weight_bytes + label.activation_peak + io;
+        std::int64_t data = label.weight_bytes + label.activation_peak + io;
+        // Data lives in interleaved memory (128-bit loads), code in standard.
+        if (data > options.machine.interleaved.bytes() || code > options.machine.standard.bytes()) continue;
+        choice.estimate.peak_bytes = code + data;
         all.push_back(std::move(choice));
       }
     }
