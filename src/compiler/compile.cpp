@@ -3,6 +3,7 @@
 
 #include "compiler/chain.h"
 #include "compiler/construct_mid.h"
+#include "compiler/dump.h"
 #include "compiler/exchange_schedule.h"
 #include "compiler/gemm_candidates.h"
 #include "compiler/group_exchanges.h"
@@ -16,6 +17,7 @@
 #include "support/span.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -62,10 +64,15 @@ class Driver {
 
   CompileResult run() {
     const MachineModel& machine = options_.machine;
+    if (!options_.dump_after.empty() &&
+        std::find(kStages.begin(), kStages.end(), options_.dump_after) == kStages.end())
+      throw_bad_input("--dump-after", "unknown stage '{}' (the stages are {})", options_.dump_after,
+                      fmt::join(kStages, ", "));
     {
       Span span("compile_runtime");
       runtime_ = compile_runtime();
     }
+    dump("compile_runtime", [&] { return object_summary(runtime_); });
     std::vector<int> group_sizes;
     {
       Span span("gemm_candidates");
@@ -73,6 +80,7 @@ class Driver {
       group_sizes = candidate_group_sizes(chain_, options_);
       candidates_ = gemm_candidates(chain_, group_sizes, options_);
     }
+    dump("gemm_candidates", [&] { return dump_chain(chain_); });
     PlanSearch search;
     {
       Span span("construct_mid");
@@ -96,6 +104,13 @@ class Driver {
  private:
   void log(std::string line) { log_.push_back(std::move(line)); }
 
+  // Keeps the text of `make()` when `stage` is the one to dump (the last
+  // attempt's, when the driver tries several plans).
+  template <typename Make>
+  void dump(std::string_view stage, Make make) {
+    if (options_.dump_after == stage) dump_ = make();
+  }
+
   bool fits(const MemoryMap& map, const Lir& lir, const std::string& plan, const char* when) {
     const std::uint32_t peak = map.peak_bytes(options_.machine);
     if (map.fits_classes && peak <= options_.budget()) return true;
@@ -112,55 +127,69 @@ class Driver {
       Span span("construct_mid");
       mid = construct_mid(chain_, candidates_, choice, options_);
     }
+    dump("construct_mid", [&] { return dump_mid(mid); });
     Lir lir;
     {
       Span span("group_exchanges");
       lir = group_exchanges(chain_, mid);
     }
+    dump("group_exchanges", [&] { return dump_lir(lir); });
     {
       Span span("merge_copies");
       merge_copies(lir);
     }
+    dump("merge_copies", [&] { return dump_lir(lir); });
     {
       Span span("eliminate");
       eliminate(lir);
     }
+    dump("eliminate", [&] { return dump_lir(lir); });
     MemoryMap provisional;
     {
       Span span("place_provisional_storage");
       provisional = place_storage(lir, kLibraryEstimate, supervisor_estimate(lir), argument_estimate(lir), machine);
     }
+    dump("place_provisional_storage", [&] { return dump_lir(lir); });
     if (!fits(provisional, lir, plan, "provisional")) return std::nullopt;
     ExchangePlan exchanges;
     {
       Span span("schedule_provisional_exchanges");
       exchanges = schedule_exchanges(lir, machine);
     }
+    dump("schedule_provisional_exchanges", [&] { return dump_exchanges(lir, exchanges, 0); });
     KernelLibrary library;
     {
       Span span("plan_kernels");
       plan_kernels(lir, library);
     }
+    dump("plan_kernels", [&] { return dump_lir(lir); });
     isa::Object variants;
     {
       Span span("compile_kernels");
       variants = compile_kernels(library);
     }
+    dump("compile_kernels", [&] { return library.variant_source(); });
     isa::Image image;
     {
       Span span("link_runtime");
       image = link_runtime({&runtime_, &variants}, machine);
     }
+    dump("link_runtime", [&] { return image_summary(image); });
     CodeSizes sizes;
     {
       Span span("size_tile_code");
       sizes = size_tile_code(TileCodeContext{lir, exchanges, image, machine, nullptr});
     }
+    dump("size_tile_code", [&] {
+      return fmt::format("supervisor code {} bytes, argument blocks {} bytes (the largest over tiles)\n", sizes.code,
+                         sizes.arguments);
+    });
     MemoryMap map;
     {
       Span span("place_storage");
       map = place_storage(lir, image_bytes(image), sizes.code, sizes.arguments, machine);
     }
+    dump("place_storage", [&] { return dump_lir(lir); });
     if (!fits(map, lir, plan, "exact")) return std::nullopt;
     const TileCodeContext context{lir, exchanges, image, machine, &map};
     ExchangeCode exchange;
@@ -168,21 +197,25 @@ class Driver {
       Span span("lower_exchanges");
       exchange = lower_exchanges(context);
     }
+    dump("lower_exchanges", [&] { return dump_exchange_code(exchange, 0); });
     std::vector<TileArguments> arguments;
     {
       Span span("prepare_tile_code");
       arguments = prepare_tile_code(context);
     }
+    dump("prepare_tile_code", [&] { return dump_arguments(arguments[0].bytes, map.arguments_address); });
     std::vector<TileCode> programs;
     {
       Span span("emit_tile_code");
       programs = emit_tile_code(context, exchange, arguments);
     }
+    dump("emit_tile_code", [&] { return dump_program(programs[0].code, map.code_address); });
     CompileResult result;
     {
       Span span("build_tile_images");
       result.package = build_tile_images(ImageInputs{graph_, lir, map, image, exchanges, machine, programs});
     }
+    dump("build_tile_images", [&] { return package_summary(result.package); });
     result.estimated_cycles = choice.estimate.cycles;
     result.peak_bytes = map.peak_bytes(machine);
     result.plan = plan;
@@ -190,6 +223,7 @@ class Driver {
     log(fmt::format("estimated cycles {:.0f}, peak {} bytes per tile, {} kernels", result.estimated_cycles,
                     result.peak_bytes, library.variant_count()));
     result.log = log_;
+    result.dump = dump_;
     nlohmann::json info{{"plan", plan},
                         {"estimatedCycles", result.estimated_cycles},
                         {"peakTileBytes", result.peak_bytes},
@@ -208,6 +242,7 @@ class Driver {
   Chain chain_;
   GemmCandidates candidates_;
   std::vector<std::string> log_;
+  std::string dump_;
   Rejection best_rejection_;
 };
 

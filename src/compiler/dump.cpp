@@ -1,7 +1,12 @@
 // Text dumps of the compiler's IRs, for --dump-after and tests.
 #include "compiler/dump.h"
 
+#include "isa/disasm.h"
+#include "isa/isa.h"
+
 #include <fmt/format.h>
+
+#include <cstring>
 
 namespace tilec::compiler {
 
@@ -146,6 +151,87 @@ std::string dump_lir(const Lir& lir) {
     if (!task.kernel.empty()) text += " kernel " + task.kernel;
     text += "\n";
   }
+  return text;
+}
+
+std::string dump_exchanges(const Lir& lir, const ExchangePlan& plan, int tile) {
+  std::string text = fmt::format("exchange actions of tile {} ({} exchange groups)\n", tile, plan.groups.size());
+  for (std::size_t phase = 0; phase < plan.actions.size(); ++phase) {
+    text += fmt::format("  phase {} ({} cycles on the busiest tile)\n", phase, plan.phase_cycles[phase]);
+    for (const ExchangeAction& action : plan.actions[phase][static_cast<std::size_t>(tile)]) {
+      const Transfer& transfer = lir.transfers[static_cast<std::size_t>(action.transfer)];
+      if (action.kind == ExchangeAction::Kind::Receive)
+        text += fmt::format("    receive {} bytes from tile {}: {}\n", transfer.bytes, action.peer, transfer.what);
+      else if (action.peer & kMulticast)
+        text += fmt::format("    send {} bytes to group {} at cycle {}: {}\n", transfer.bytes, action.peer & 0xffffu,
+                            action.start, transfer.what);
+      else
+        text += fmt::format("    send {} bytes to tile {} at cycle {}: {}\n", transfer.bytes, action.peer, action.start,
+                            transfer.what);
+    }
+  }
+  return text;
+}
+
+std::string dump_exchange_code(const ExchangeCode& code, int tile) {
+  std::string text = fmt::format("exchange code of tile {}\n", tile);
+  for (std::size_t phase = 0; phase < code.size(); ++phase) {
+    text += fmt::format("  phase {}\n", phase);
+    for (const isa::Instruction& instruction : code[phase][static_cast<std::size_t>(tile)])
+      text += "    " + isa::instruction_text(instruction) + "\n";
+  }
+  return text;
+}
+
+std::string dump_arguments(const std::vector<std::uint8_t>& bytes, std::uint32_t address) {
+  std::string text = "argument blocks of tile 0\n";
+  for (std::size_t offset = 0; offset + 4 <= bytes.size(); offset += 16) {
+    text += fmt::format("  {:#07x}", address + offset);
+    for (std::size_t word = offset; word < offset + 16 && word + 4 <= bytes.size(); word += 4) {
+      std::uint32_t value;
+      std::memcpy(&value, bytes.data() + word, 4);
+      text += fmt::format(" {:08x}", value);
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+std::string dump_program(const std::vector<std::uint8_t>& code, std::uint32_t address) {
+  std::string text = "supervisor program of tile 0\n";
+  for (std::size_t offset = 0; offset + 8 <= code.size(); offset += 8) {
+    std::uint64_t bits;
+    std::memcpy(&bits, code.data() + offset, 8);
+    auto bundle = isa::decode_bundle(bits);
+    text += fmt::format("  {:#07x}  {}\n", address + offset, bundle ? isa::bundle_text(*bundle) : "(undecodable)");
+  }
+  return text;
+}
+
+std::string object_summary(const isa::Object& object) {
+  std::string text = fmt::format("object {}: {} sections, {} symbols\n", object.name, object.sections.size(),
+                                 object.symbols.size());
+  for (const isa::Section& section : object.sections)
+    text += fmt::format("  section {} {} bytes\n", section.name, section.bytes.size());
+  for (const isa::Symbol& symbol : object.symbols)
+    if (symbol.global) text += fmt::format("  symbol {}\n", symbol.name);
+  return text;
+}
+
+std::string image_summary(const isa::Image& image) {
+  std::string text = "kernel library image\n";
+  for (const isa::Segment& segment : image.segments)
+    text += fmt::format("  segment {} at {:#x}, {} bytes\n", segment.name, segment.address, segment.size());
+  for (const isa::LinkedSymbol& symbol : image.symbols)
+    if (symbol.global) text += fmt::format("  {} at {:#x}, {} bytes\n", symbol.name, symbol.address, symbol.size);
+  return text;
+}
+
+std::string package_summary(const package::Package& package) {
+  std::string text = fmt::format("package for {}: {} tiles, {} exchange groups, {} bindings\n", package.target,
+                                 package.tiles.size(), package.exchange_groups.size(), package.bindings.size());
+  for (const package::Binding& binding : package.bindings)
+    text += fmt::format("  binding {} ({} pieces)\n", binding.name, binding.pieces.size());
   return text;
 }
 

@@ -364,11 +364,16 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         candidate_layouts[step].push_back(std::move(ids));
       }
     std::int64_t previous_panels = -1;
-    for (std::int64_t chunks = 1; chunks <= panels_per_group; ++chunks) {
+    // More chunks only save memory, at the cost of cycles: once a chunk
+    // count fits the budget, two more are kept in reserve (the exact memory
+    // may be larger than estimated) and the rest are not tried.
+    int fitting = 0;
+    for (std::int64_t chunks = 1; chunks <= panels_per_group && fitting < 3; ++chunks) {
       if (options.chunks && chunks != *options.chunks) continue;
       std::int64_t chunk_panels = ceil_div(panels_per_group, chunks);
       if (chunk_panels == previous_panels) continue;
       previous_panels = chunk_panels;
+      bool fits = false;
       SearchContext context{layouts, candidate_layouts, chain, candidates, options,
                             group_size, chunk_panels * kPanelRows, chunks, iterations};
       for (Label& label : run_program(context, layouts)) {
@@ -393,8 +398,10 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         // Data lives in interleaved memory (128-bit loads), code in standard.
         if (data > options.machine.interleaved.bytes() || code > options.machine.standard.bytes()) continue;
         choice.estimate.peak_bytes = code + data;
+        fits |= choice.estimate.peak_bytes <= options.budget();
         all.push_back(std::move(choice));
       }
+      if (fits || fitting > 0) ++fitting;
     }
   }
   std::sort(all.begin(), all.end(), [](const PlanChoice& a, const PlanChoice& b) {

@@ -151,3 +151,22 @@ TEST(Compile, ABudgetBelowTheDataNamesThePeakTheTileAndTheBudget) {
 
 }  // namespace
 }  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+TEST(Compile, EveryStageCanBeDumped) {
+  graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
+  for (std::string_view stage : kStages) {
+    CompileOptions options = on_tiles(16);
+    options.dump_after = std::string(stage);
+    CompileResult result = compile(graph, options);
+    EXPECT_GT(result.dump.size(), 20u) << stage;
+  }
+  CompileOptions options = on_tiles(16);
+  options.dump_after = "no_such_stage";
+  EXPECT_THROW(compile(graph, options), Error);
+}
+
+}  // namespace
+}  // namespace tilec::compiler
