@@ -27,18 +27,18 @@ namespace tilec::compiler {
 
 namespace {
 
-// Before the library and the programs exist, code is estimated.
-constexpr std::uint32_t kLibraryEstimate = 8 * 1024;
-// Per tile: about six bundles per send or receive, a few per worker run,
-// and loop bookkeeping.
+// Before the library and the programs exist, code is estimated low: the
+// provisional placement only rejects plans that cannot fit even with lean
+// code; the exact placement decides the rest.
+constexpr std::uint32_t kLibraryEstimate = 2 * 1024;
 std::uint32_t supervisor_estimate(const Lir& lir) {
   std::vector<std::uint32_t> bytes(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
   for (const Transfer& transfer : lir.transfers) {
-    bytes[static_cast<std::size_t>(transfer.source_tile)] += 48;
-    for (int tile : transfer.destination_tiles) bytes[static_cast<std::size_t>(tile)] += 40;
+    bytes[static_cast<std::size_t>(transfer.source_tile)] += 32;
+    for (int tile : transfer.destination_tiles) bytes[static_cast<std::size_t>(tile)] += 24;
   }
-  for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 6 * 40;
-  return 512 + 64 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
+  for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 64;
+  return 256 + 32 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
 }
 std::uint32_t argument_estimate(const Lir& lir) {
   std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
