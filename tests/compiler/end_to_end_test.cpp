@@ -170,3 +170,29 @@ TEST(Compile, EveryStageCanBeDumped) {
 
 }  // namespace
 }  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+std::size_t largest_program(const package::Package& package) {
+  std::size_t most = 0;
+  for (const package::TileImage& tile : package.tiles)
+    for (const package::Segment& segment : tile.segments)
+      if (segment.name == ".text") most = std::max<std::size_t>(most, segment.size());
+  return most;
+}
+
+TEST(Compile, RepeatBodiesAreEmittedOnceAndLooped) {
+  std::vector<std::size_t> sizes;
+  for (std::int64_t blocks : {2, 8}) {
+    graph::MlpOptions mlp = small_mlp(graph::Precision::Fp16);
+    mlp.blocks = blocks;
+    CompileOptions options = on_tiles(16);
+    options.groups = 1;
+    sizes.push_back(largest_program(compile(graph::build_workload("mlp", mlp), options).package));
+  }
+  EXPECT_EQ(sizes[0], sizes[1]) << "the supervisor program grew with the number of blocks";
+}
+
+}  // namespace
+}  // namespace tilec::compiler
