@@ -197,7 +197,7 @@ RunResult DeviceState::run(const SimOptions& options) {
                                            static_cast<std::uint32_t>(result.syncs),
                                            ProfileEventKind::SyncWait, kSupervisorContext});
       tile.release = release;
-      tile.deadline = release + watchdog;
+      tile.deadline = release + std::min(watchdog, std::numeric_limits<std::uint64_t>::max() - release);
       tile.phase = Phase::Exchange;
       tile.contexts[kSupervisor].next_issue = release;
       tile.cycle = release;
