@@ -261,8 +261,7 @@ inline void check_exchange_buffer(X& x, const char* what, std::uint32_t address,
   const SimConfig& config = *x.tile.config;
   if (bytes % 4) x.fault("{} of {} bytes: the length must be a multiple of 4", what, bytes);
   if (bytes == 0) return;
-  if (address - config.memory_begin > config.memory_bytes || bytes > config.memory_bytes ||
-      address - config.memory_begin > config.memory_bytes - bytes)
+  if (bytes > config.memory_bytes || address - config.memory_begin > config.memory_bytes - bytes)
     x.fault("{} buffer {:#x}..{:#x} lies outside the tile's memory ({:#x}-{:#x})", what, address,
             std::uint64_t{address} + bytes, config.memory_begin,
             config.memory_begin + config.memory_bytes);
