@@ -9,7 +9,7 @@
 # ($a0..$a15 and $a16..$a31) alternate between the step computing and the
 # step loading.
 
-.include "gemm_common.inc"
+# Needs the macros of gemm_common.inc, included once before this file.
 
 # One k step: multiply set (wl, wh, xl, xh), load the next step into
 # (nwl, nwh, nxl, nxh).

@@ -11,7 +11,7 @@
 #   $a0:3  w0   $a4:7  w1   $a8:11  w2   $a12:15  w3
 #   $a16:19 x0  $a20:23 x1  $a24:27 x2  $a28:31  x3
 
-.include "gemm_common.inc"
+# Needs the macros of gemm_common.inc, included once before this file.
 
 # One k step, loading the next step's operands as it goes.
 .macro GEMM_F32_STEP x_stride

@@ -25,7 +25,7 @@
 # (256 MACs): each bundle pairs a load with an AMP instruction, so the loop
 # runs at the AMP's peak of 128 MACs a cycle.
 
-.include "gemm_common.inc"
+# Needs the macros of gemm_common.inc, included once before this file.
 
 .macro GEMM_F8 name, fw, fx, x_stride, out_stride, scale, drain
 .section .kernels, "x"

@@ -1,12 +1,146 @@
+// `tilec graph check FILE`, `tilec graph show FILE|--workload NAME`,
+// `tilec graph workloads`.
 #include "cli/commands.h"
+#include "cli/number_text.h"
+#include "cli/workload_flags.h"
+#include "graph/cost.h"
+#include "graph/json_format.h"
+#include "graph/workloads.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <memory>
 
 namespace tilec::cli {
 
+namespace {
+
+std::string plural(std::int64_t count, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+std::string op_notes(const graph::Op& op) {
+  using graph::OpKind;
+  switch (op.kind) {
+    case OpKind::Gemm:
+      return op.transpose_a && op.transpose_b ? "transpose a, b"
+             : op.transpose_a                 ? "transpose a"
+             : op.transpose_b                 ? "transpose b"
+                                              : "";
+    case OpKind::Gelu: return op.approximation == graph::GeluApproximation::Tanh ? "tanh" : "erf";
+    case OpKind::LayerNorm: return fmt::format("epsilon {}", op.epsilon);
+    case OpKind::Softmax: return fmt::format("axis {}", op.axis);
+    case OpKind::Attention:
+      return op.attention_scale == 0.0f ? "scale 1/sqrt(D)" : fmt::format("scale {}", op.attention_scale);
+    case OpKind::Repeat:
+      return fmt::format("x{} ({} carried, {} sequence, {} invariant)", op.count, op.signature.carried,
+                         op.signature.sequence, op.signature.invariant);
+    default: return "";
+  }
+}
+
+struct Row {
+  std::string name, kind, operands, result, macs, notes;
+};
+
+void collect_rows(const graph::Graph& graph, const std::string& indent, std::vector<Row>& rows) {
+  for (const graph::Op& op : graph.ops) {
+    std::vector<std::string> operands;
+    for (graph::ValueId id : op.operands) operands.push_back(graph.value(id).name);
+    std::vector<std::string> results;
+    for (graph::ValueId id : op.results) results.push_back(graph::type_text(graph.type(id)));
+    const std::int64_t macs = graph::op_macs(graph, op);
+    rows.push_back({indent + op.name, std::string(graph::op_kind_name(op.kind)),
+                    fmt::format("{}", fmt::join(operands, ", ")), fmt::format("{}", fmt::join(results, ", ")),
+                    macs ? grouped(macs) : "", op_notes(op)});
+    if (op.kind == graph::OpKind::Repeat) collect_rows(*op.body, indent + "  ", rows);
+  }
+}
+
+void print_graph(const graph::Graph& graph, const std::string& title) {
+  std::vector<Row> rows{{"op", "kind", "operands", "result", "MACs", ""}};
+  collect_rows(graph, "", rows);
+  std::size_t widths[5] = {};
+  for (const Row& row : rows) {
+    const std::string* cells[5] = {&row.name, &row.kind, &row.operands, &row.result, &row.macs};
+    for (std::size_t i = 0; i < 5; ++i) widths[i] = std::max(widths[i], cells[i]->size());
+  }
+  fmt::print("graph: {}\n", title);
+  for (const Row& row : rows) {
+    std::string line = fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {}", row.name, widths[0], row.kind,
+                                   widths[1], row.operands, widths[2], row.result, widths[3], row.macs,
+                                   widths[4], row.notes);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print("{}\n", line);
+  }
+  for (const auto& [name, id] : graph.outputs)
+    fmt::print("output: {} = {} {}\n", name, graph.value(id).name, graph::type_text(graph.type(id)));
+  fmt::print("total: {} MACs; inputs {} bytes; parameters {} bytes\n", grouped(graph::graph_macs(graph)),
+             grouped(graph::input_bytes(graph)), grouped(graph::parameter_bytes(graph)));
+}
+
+struct ShowFlags {
+  std::string file;
+  WorkloadFlags workload;
+  bool json = false;
+};
+
+void show(const CLI::App& command, const ShowFlags& flags) {
+  if (flags.file.empty() == flags.workload.workload.empty())
+    throw_bad_input("graph show", "give a graph FILE or --workload NAME (one of them)");
+  reject_workload_options_without_workload(command, flags.workload);
+  graph::Graph graph;
+  std::string title = flags.file;
+  if (!flags.file.empty()) {
+    graph = graph::load_graph_file(flags.file);
+  } else {
+    const graph::MlpOptions options = workload_options(flags.workload);
+    graph = graph::build_workload(flags.workload.workload, options);
+    title = workload_title(flags.workload, options);
+  }
+  if (flags.json)
+    fmt::print("{}", graph::write_graph_json(graph));
+  else
+    print_graph(graph, title);
+}
+
+void check(const std::string& file) {
+  const graph::Graph graph = graph::load_graph_file(file);
+  std::int64_t ops = 0;
+  for (const graph::Op& op : graph.ops)
+    ops += op.kind != graph::OpKind::Input && op.kind != graph::OpKind::Parameter;
+  fmt::print("ok: {}, {}, {}, {}; {} MACs\n", plural(ops, "op", "ops"),
+             plural(static_cast<std::int64_t>(graph.inputs().size()), "input", "inputs"),
+             plural(static_cast<std::int64_t>(graph.parameters().size()), "parameter", "parameters"),
+             plural(static_cast<std::int64_t>(graph.outputs.size()), "output", "outputs"),
+             grouped(graph::graph_macs(graph)));
+}
+
+}  // namespace
+
 void add_graph_commands(CLI::App& app) {
-  CLI::App* graph = app.add_subcommand("graph", "Check and show graph files");
+  CLI::App* graph = app.add_subcommand("graph", "Check and show graph files (docs/graph-format.md)");
   graph->require_subcommand(1);
-  graph->add_subcommand("check", "Validate a graph file");
-  graph->add_subcommand("show", "List a graph's ops with shapes, parameter bytes and MACs");
+
+  CLI::App* check_command = graph->add_subcommand(
+      "check", "Read and validate a graph file; print \"ok: ...\" or the one-line error (exit 2)");
+  auto check_file = std::make_shared<std::string>();
+  check_command->add_option("FILE", *check_file, "The graph file (JSON)")->required();
+  check_command->callback([check_file] { check(*check_file); });
+
+  CLI::App* show_command = graph->add_subcommand(
+      "show", "List a graph's ops with result types, MACs per op, and input/parameter bytes");
+  auto show_flags = std::make_shared<ShowFlags>();
+  show_command->add_option("FILE", show_flags->file, "A graph file (JSON), or give --workload");
+  add_workload_flags(*show_command, show_flags->workload);
+  show_command->add_flag("--json", show_flags->json, "Print the graph in the JSON graph format instead");
+  show_command->callback([show_command, show_flags] { show(*show_command, *show_flags); });
+
+  CLI::App* list_command = graph->add_subcommand("workloads", "List the built-in workloads");
+  list_command->callback([] {
+    for (const graph::WorkloadInfo& info : graph::workloads()) fmt::print("{:<12} {}\n", info.name, info.summary);
+  });
 }
 
 }  // namespace tilec::cli

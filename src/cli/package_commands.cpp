@@ -23,7 +23,8 @@ struct InspectOptions {
 
 void inspect(const InspectOptions& options) {
   package::Package contents = package::read_package(options.file);
-  package::FileFacts file{options.file, std::filesystem::file_size(options.file)};
+  std::error_code unknown_size;
+  package::FileFacts file{options.file, std::filesystem::file_size(options.file, unknown_size)};
   nlohmann::json report = {{"summary", package::summary_report(contents, file)}};
   if (options.bindings) report["bindings"] = package::bindings_report(contents);
   if (options.tile_given)

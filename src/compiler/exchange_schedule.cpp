@@ -36,7 +36,7 @@ class GroupPhaseScheduler {
       std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
         return lir_.transfers[static_cast<std::size_t>(a)].source_tile < lir_.transfers[static_cast<std::size_t>(b)].source_tile;
       });
-      std::uint32_t time = 0;
+      std::uint32_t time = kIssue * kPhasePrologueBundles;
       for (int index : list) {
         ExchangeAction action{ExchangeAction::Kind::Receive, index, absolute(lir_.transfers[static_cast<std::size_t>(index)].source_tile), 0};
         time += kIssue * static_cast<std::uint32_t>(exchange_action_bundles(action, lir_.transfers[static_cast<std::size_t>(index)], registers[static_cast<std::size_t>(tile)]));

@@ -35,6 +35,11 @@ struct ExchangeAction {
 
 constexpr std::uint32_t kMulticast = 0x80000000u;
 
+// Supervisor bundles that may come between a phase's release and its first
+// exchange action (loop bookkeeping, a branch); the schedule starts every
+// phase's actions after them.
+constexpr std::uint32_t kPhasePrologueBundles = 8;
+
 // What the supervisor holds in its exchange registers: values already set
 // need no instruction (the emitter and the scheduler share this).
 struct ExchangeRegisters {

@@ -24,6 +24,7 @@ class LirBuilder {
     producers();
     place_values();
     for (int index = 0; index < static_cast<int>(program_.ops.size()); ++index) add_op(index);
+    finish_iteration_record();
   }
 
  private:
@@ -220,7 +221,43 @@ class LirBuilder {
     }
   }
 
-  int weight_buffer(int step_index, const GemmGrid& grid) {
+  // A resident buffer for a weight, or its slice of the iteration record
+  // when each repeat iteration has its own.
+  Place weight_place(const std::string& name, BufferKind kind, std::uint32_t bytes, bool per_iteration) {
+    if (!per_iteration) {
+      Buffer buffer{name, kind};
+      buffer.bytes = bytes;
+      buffer.lifetime.resident = true;
+      return Place{add_buffer(std::move(buffer)), 0, 0, 0};
+    }
+    if (iteration_record_ < 0) {
+      Buffer buffer{"iteration records", BufferKind::IterationRecord};
+      buffer.lifetime.resident = true;
+      iteration_record_ = add_buffer(std::move(buffer));
+    }
+    Place place{iteration_record_, lir_.iteration_record_bytes, 0, 0};
+    lir_.iteration_record_bytes += round_up(bytes, 16);
+    return place;
+  }
+
+  // Every place in the iteration record steps by the record's size.
+  void finish_iteration_record() {
+    if (iteration_record_ < 0) return;
+    const std::uint32_t stride = lir_.iteration_record_bytes;
+    lir_.buffers[static_cast<std::size_t>(iteration_record_)].bytes =
+        stride * static_cast<std::uint32_t>(program_.repeat_count);
+    auto step = [&](Place& place) {
+      if (place.buffer == iteration_record_) place.iteration_stride = stride;
+    };
+    for (Task& task : lir_.tasks) {
+      step(task.weights);
+      step(task.bias);
+    }
+    for (auto& [op, place] : lir_.op_weights) step(place);
+    for (auto& [weight, place] : lir_.bias_places) step(place);
+  }
+
+  Place weight_buffer(int step_index, const GemmGrid& grid) {
     const Step& step = chain_.steps[static_cast<std::size_t>(step_index)];
     const Weight& weight = chain_.weights[static_cast<std::size_t>(step.weight)];
     std::uint32_t most = 0;
@@ -230,19 +267,13 @@ class LirBuilder {
         most = std::max(most, blocks * static_cast<std::uint32_t>(kPanelRows * ks.size()) *
                                   element_bytes(weight.storage.element));
       }
-    std::uint32_t iterations = weight.per_iteration ? static_cast<std::uint32_t>(program_.repeat_count) : 1;
-    Buffer buffer{weight.parameter, BufferKind::Weight};
-    buffer.bytes = round_up(most, 16) * iterations;
-    buffer.lifetime.resident = true;
-    int id = add_buffer(std::move(buffer));
-    weight_slice_[id] = weight.per_iteration ? round_up(most, 16) : 0;
-    return id;
+    return weight_place(weight.parameter, BufferKind::Weight, most, weight.per_iteration);
   }
 
   void add_gemm(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const GemmGrid& grid = op.grid;
-    int weights = weight_buffer(op.step, grid);
+    Place weights = weight_buffer(op.step, grid);
     lir_.op_weights[index] = weights;
     for (int n = 0; n < grid.column_parts; ++n)
       for (int k = 0; k < grid.k_parts; ++k) {
@@ -251,7 +282,7 @@ class LirBuilder {
         task.op = index;
         task.superstep = phase_of(index);
         task.tile = grid.tile(n, k);
-        task.weights = Place{weights, 0, 0, weight_slice_[weights]};
+        task.weights = weights;
         task.activation = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
         task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
         task.k_steps = grid.ks[static_cast<std::size_t>(k)].size();
@@ -260,7 +291,8 @@ class LirBuilder {
       }
   }
 
-  int bias_buffer(const std::vector<EpilogueOp>& epilogue, const ColumnLayout& layout, Place& place) {
+  // The bias of an epilogue, one word per output column a tile holds.
+  Place bias_buffer(const std::vector<EpilogueOp>& epilogue, const ColumnLayout& layout) {
     for (const EpilogueOp& step : epilogue) {
       if (step.kind != EpilogueOp::Kind::AddBias) continue;
       const Weight& bias = chain_.weights[static_cast<std::size_t>(step.weight)];
@@ -268,16 +300,11 @@ class LirBuilder {
         throw_failure(fmt::format("op '{}'", step.op_name), "the compiler supports f16 and f32 biases only");
       std::int64_t most = 0;
       for (const Range& part : layout.parts) most = std::max(most, part.size());
-      std::uint32_t slice = round_up(static_cast<std::uint32_t>(most) * 4, 16);
-      std::uint32_t iterations = bias.per_iteration ? static_cast<std::uint32_t>(program_.repeat_count) : 1;
-      Buffer buffer{bias.parameter, BufferKind::Bias};
-      buffer.bytes = slice * iterations;
-      buffer.lifetime.resident = true;
-      int id = add_buffer(std::move(buffer));
-      place = Place{id, 0, 0, bias.per_iteration ? slice : 0};
-      return id;
+      Place place = weight_place(bias.parameter, BufferKind::Bias, static_cast<std::uint32_t>(most) * 4, bias.per_iteration);
+      lir_.bias_places[step.weight] = place;
+      return place;
     }
-    return -1;
+    return Place{};
   }
 
   void add_reduce(int index) {
@@ -287,8 +314,7 @@ class LirBuilder {
     const MidValue& output = value(op.output);
     const std::uint32_t partial_column = column_bytes(lir_, partial.storage);
     const Place partial_place = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
-    Place bias;
-    bias_buffer(op.epilogue, output.layout, bias);
+    Place bias = bias_buffer(op.epilogue, output.layout);
     int slots = -1;
     std::uint32_t slot_bytes = 0;
     if (grid.k_parts > 1) {
@@ -339,8 +365,7 @@ class LirBuilder {
   void add_map(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const MidValue& output = value(op.output);
-    Place bias;
-    bias_buffer(op.epilogue, output.layout, bias);
+    Place bias = bias_buffer(op.epilogue, output.layout);
     for (std::size_t part = 0; part < output.layout.parts.size(); ++part)
       for (int tile : output.layout.tiles[part]) {
         Task task;
@@ -375,7 +400,7 @@ class LirBuilder {
   const MidProgram& program_;
   Lir& lir_;
   std::vector<int> producer_;
-  std::map<int, std::uint32_t> weight_slice_;
+  int iteration_record_ = -1;
 };
 
 }  // namespace

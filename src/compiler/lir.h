@@ -29,8 +29,9 @@ enum class BufferKind : std::uint8_t {
   Partial,        // GEMM partial sums
   ReceiveSlots,   // partial sums arriving from other K parts
   Weight,         // GEMM weight panels (resident)
-  Bias,           // bias vectors, each element duplicated into a word
+  Bias,           // bias vectors, one word per column
   ChunkRecord,    // host inputs and outputs, one record per chunk
+  IterationRecord,  // weights and biases of a repeat, one record per iteration
 };
 
 // How a buffer's lifetime is counted: supersteps of the chunk body. A
@@ -86,6 +87,18 @@ struct Transfer {
 
 enum class TaskKind : std::uint8_t { Gemm, Combine, LayerNorm, Softmax };
 
+// A word of a kernel's argument block: a constant, or the address of a
+// place (patched by the supervisor when the place moves with the chunk or
+// the repeat iteration).
+struct ArgumentWord {
+  std::uint32_t constant = 0;
+  Place place;  // used when place.buffer >= 0
+
+  static ArgumentWord value(std::uint32_t v) { return ArgumentWord{v, Place{}}; }
+  static ArgumentWord address(const Place& p) { return ArgumentWord{0, p}; }
+  bool is_address() const { return place.buffer >= 0; }
+};
+
 // One kernel run over one group tile's share.
 struct Task {
   TaskKind kind = TaskKind::Gemm;
@@ -104,9 +117,10 @@ struct Task {
   Place bias;
   std::int64_t columns = 0;
   std::int64_t column_elements = 0;
-  // Worker split and argument blocks, filled by plan_kernels.
+  // Filled by plan_kernels: the kernel, and one argument block per worker
+  // that has work (at most six).
   std::string kernel;
-  std::vector<std::vector<std::uint32_t>> worker_arguments;  // words; addresses resolved late
+  std::vector<std::vector<ArgumentWord>> worker_arguments;
 };
 
 struct Lir {
@@ -117,8 +131,10 @@ struct Lir {
   std::vector<Task> tasks;
   // Per MidValue: where each group tile holds its piece.
   std::vector<Place> value_places;
+  std::uint32_t iteration_record_bytes = 0;
   std::vector<int> op_phase;  // per MidOp: its superstep
-  std::map<int, int> op_weights;  // GEMM MidOp -> its weight buffer
+  std::map<int, Place> op_weights;  // GEMM MidOp -> where its weight panels are
+  std::map<int, Place> bias_places;  // chain weight (a bias) -> where it is
   std::uint32_t chunk_record_bytes = 0;
   int phases = 0;  // supersteps per chunk
   // The repeat region as a range of phases (inclusive), or -1.

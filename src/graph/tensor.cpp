@@ -31,7 +31,7 @@ Tensor Tensor::from_floats(TensorType type, std::span<const float> values) {
   std::uint8_t* out = tensor.bytes.data();
   switch (storage.element) {
     case ElementType::F32:
-      std::memcpy(out, values.data(), values.size() * 4);
+      if (!values.empty()) std::memcpy(out, values.data(), values.size() * 4);  // empty: null pointers
       break;
     case ElementType::F16:
       for (std::size_t i = 0; i < values.size(); ++i) {

@@ -11,6 +11,9 @@ namespace {
 // Deep enough for any sensible nesting, small enough to stop a macro or an
 // include that uses itself.
 constexpr int kMaxDepth = 64;
+// More lines than a tile's memory can hold bundles for: a bound on macros
+// that expand each other exponentially.
+constexpr std::size_t kMaxExpandedLines = 200'000;
 
 struct Macro {
   std::vector<std::string> parameters;
@@ -81,9 +84,7 @@ class Expander {
 
   std::size_t define_macro(std::vector<SourceLine>& lines, std::size_t at) {
     const SourceLine& line = lines[at];
-    const std::vector<Token> tokens = lex_line(line);
-    if (tokens[0].kind != TokenKind::Identifier)
-      fail_at(line, tokens[0].column, "a label cannot precede '.macro'");
+    const std::vector<Token> tokens = lex_line(line);  // tokens[0] is ".macro"
     const Token& name = tokens[1];
     if (name.kind != TokenKind::Identifier || name.text.starts_with('.'))
       fail_at(line, name.column, "expected a macro name after '.macro', got {}", describe(name));
@@ -153,6 +154,9 @@ class Expander {
     if (arguments.size() != macro.parameters.size())
       fail_at(line, tokens[k].column, "macro '{}' takes {} argument(s), got {}", name,
               macro.parameters.size(), arguments.size());
+    expanded_lines_ += macro.body.size();
+    if (expanded_lines_ > kMaxExpandedLines)
+      fail_at(line, tokens[k].column, "macros expand to more than {} lines", kMaxExpandedLines);
     const std::string unique = std::to_string(expansions_++);
     const std::string note = fmt::format(" (in macro '{}' used at {}){}", name, place_of(line, tokens[k].column),
                                          line.expansion);
@@ -201,6 +205,7 @@ class Expander {
   std::unordered_map<std::string, Macro> macros_;
   std::vector<std::string> include_stack_;
   int expansions_ = 0;
+  std::size_t expanded_lines_ = 0;
 };
 
 }  // namespace

@@ -177,12 +177,21 @@ void CodeBuilder::byte(std::uint8_t value) {
   bytes().back() = value;
 }
 
+// Data that is naturally aligned within its section stays aligned once the
+// linker places the section.
+void CodeBuilder::keep_aligned(std::uint32_t bytes) {
+  require_section("data");
+  if (offset() % bytes == 0) current().alignment = std::max(current().alignment, bytes);
+}
+
 void CodeBuilder::half(std::uint16_t value) {
+  keep_aligned(2);
   byte(static_cast<std::uint8_t>(value));
   byte(static_cast<std::uint8_t>(value >> 8));
 }
 
 void CodeBuilder::word(std::uint32_t value) {
+  keep_aligned(4);
   zero(4);
   write_word(bytes(), offset() - 4, value);
 }

@@ -74,6 +74,8 @@ class CodeBuilder {
   // Appends `operation` with a nop or fnop in the other slot.
   void instruction(const Operation& operation);
 
+  // Data, little-endian. A half or word at a naturally aligned offset raises
+  // the section's alignment to its size, so it stays aligned when linked.
   void byte(std::uint8_t value);
   void half(std::uint16_t value);
   void word(std::uint32_t value);
@@ -97,6 +99,7 @@ class CodeBuilder {
 
   Section& current();
   void require_section(const char* what);
+  void keep_aligned(std::uint32_t bytes);
   std::vector<std::uint8_t>& bytes() { return current().bytes; }
   int symbol_index(std::string_view name);
   std::uint32_t encode_operation(const Operation& operation, Slot slot, std::uint32_t word_offset);

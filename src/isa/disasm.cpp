@@ -154,12 +154,18 @@ std::string disassemble(std::span<const std::uint8_t> bytes, std::uint32_t base,
 }
 
 std::string disassemble_image(const Image& image) {
+  // One label per name across all segments, so the whole text reassembles.
+  std::vector<LinkedSymbol> unique = image.symbols;
+  std::stable_sort(unique.begin(), unique.end(),
+                   [](const LinkedSymbol& a, const LinkedSymbol& b) { return a.global && !b.global; });
+  std::unordered_set<std::string> seen;
+  std::erase_if(unique, [&](const LinkedSymbol& symbol) { return !seen.insert(symbol.name).second; });
   std::string out;
   for (const Segment& segment : image.segments) {
     out += fmt::format("# {} at {:#x}, {} bytes\n.section {}, \"{}\"\n", segment.name, segment.address,
                        segment.size(), is_label_name(segment.name) ? segment.name : "\"" + segment.name + "\"",
                        segment.executable ? "x" : "");
-    if (segment.bytes) out += disassemble(*segment.bytes, segment.address, segment.executable, image.symbols);
+    if (segment.bytes) out += disassemble(*segment.bytes, segment.address, segment.executable, unique);
   }
   return out;
 }

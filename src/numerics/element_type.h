@@ -35,6 +35,7 @@ struct StorageType {
   int scale = 0;
 
   bool operator==(const StorageType&) const = default;
+  auto operator<=>(const StorageType&) const = default;
 };
 
 }  // namespace tilec

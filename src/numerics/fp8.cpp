@@ -4,9 +4,9 @@
 #include "support/error.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 namespace tilec {
 
@@ -48,19 +48,53 @@ float decode(std::uint8_t code, ElementType type) {
 
 struct Tables {
   std::array<float, 256> values{};
-  // Positive finite values in ascending order with their codes (0x00..).
-  std::vector<std::pair<float, std::uint8_t>> positive;
+  std::uint8_t largest_code = 0;  // of the largest positive finite value
 };
 
 Tables build(ElementType type) {
   Tables tables;
   for (int code = 0; code < 256; ++code) tables.values[code] = decode(static_cast<std::uint8_t>(code), type);
-  for (int code = 0; code < 0x80; ++code) {
-    float value = tables.values[code];
-    if (std::isfinite(value)) tables.positive.emplace_back(value, static_cast<std::uint8_t>(code));
-  }
-  std::sort(tables.positive.begin(), tables.positive.end());
+  for (int code = 0; code < 0x80; ++code)
+    if (tables.values[code] == fp8_spec(type).largest) tables.largest_code = static_cast<std::uint8_t>(code);
   return tables;
+}
+
+// The code of |value| / 2^scale, `magnitude_bits` being the bits of a finite
+// non-negative float or +infinity. Rounds the float's 24-bit significand to
+// the format's quantum at its exponent, ties to even, then saturates.
+std::uint8_t encode_magnitude(std::uint32_t magnitude_bits, int scale, const Fp8Spec& spec,
+                              std::uint8_t largest_code) {
+  if (magnitude_bits >= 0x7f800000u) return largest_code;
+  if (magnitude_bits == 0) return 0;
+  // value = significand * 2^(exponent - 23), significand in [2^23, 2^24).
+  int exponent = static_cast<int>(magnitude_bits >> 23) - 127;
+  std::uint32_t significand = (magnitude_bits & 0x7fffffu) | 0x800000u;
+  if ((magnitude_bits >> 23) == 0) {  // float subnormal
+    significand = magnitude_bits;
+    exponent = -126;
+    while ((significand & 0x800000u) == 0) {
+      significand <<= 1;
+      --exponent;
+    }
+  }
+  exponent -= scale;
+  const int smallest_normal_exponent = 1 - spec.bias;
+  const int largest_exponent = (1 << spec.exponent_bits) - 1 - spec.bias;
+  if (exponent > largest_exponent) return largest_code;
+  // Bits of the significand below the quantum 2^(max(exponent, smallest normal) - mantissa bits).
+  const int shift = 23 - spec.mantissa_bits + std::max(smallest_normal_exponent - exponent, 0);
+  if (shift > 24) return 0;  // under half the smallest subnormal
+  std::uint32_t quanta = significand >> shift;
+  const std::uint32_t remainder = significand & ((1u << shift) - 1u);
+  const std::uint32_t halfway = 1u << (shift - 1);
+  if (remainder > halfway || (remainder == halfway && (quanta & 1u))) ++quanta;
+  // Normal codes count quanta on from their exponent field; a carry out of
+  // the mantissa moves to the next exponent, as it should.
+  const std::uint32_t code =
+      exponent >= smallest_normal_exponent
+          ? (static_cast<std::uint32_t>(exponent - smallest_normal_exponent) << spec.mantissa_bits) + quanta
+          : quanta;
+  return code > largest_code ? largest_code : static_cast<std::uint8_t>(code);
 }
 
 const Tables& tables_of(ElementType type) {
@@ -93,7 +127,16 @@ const std::array<float, 256>& fp8_table(ElementType type) { return tables_of(typ
 
 float fp8_to_float(std::uint8_t code, ElementType type) { return tables_of(type).values[code]; }
 
-std::uint8_t float_to_fp8(float value, ElementType type) {
+std::uint8_t float_to_fp8(float value, ElementType type) { return float_to_fp8(value, type, 0); }
+
+float fp8_to_float(std::uint8_t code, ElementType type, int scale) {
+  const float value = fp8_to_float(code, type);
+  // Multiplying by an exact power of two rounds as ldexp does, and is faster.
+  if (scale >= -126 && scale <= 127) return value * std::bit_cast<float>(static_cast<std::uint32_t>(scale + 127) << 23);
+  return std::ldexp(value, scale);
+}
+
+std::uint8_t float_to_fp8(float value, ElementType type, int scale) {
   const Tables& tables = tables_of(type);
   const Fp8Spec& spec = fp8_spec(type);
   if (std::isnan(value)) {
@@ -101,35 +144,10 @@ std::uint8_t float_to_fp8(float value, ElementType type) {
     std::uint8_t sign = std::signbit(value) ? 0x80 : 0x00;
     return sign | (type == ElementType::E4M3 ? 0x7f : 0x7e);
   }
-  bool negative = std::signbit(value);
-  float magnitude = std::fabs(value);
-  const auto& positive = tables.positive;
-  std::uint8_t code;
-  if (magnitude >= spec.largest) {
-    code = positive.back().second;  // saturate (infinities too)
-  } else {
-    // First value >= magnitude; the answer is it or its predecessor.
-    auto upper = std::lower_bound(positive.begin(), positive.end(), std::make_pair(magnitude, std::uint8_t{0}));
-    if (upper->first == magnitude || upper == positive.begin()) {
-      code = upper->second;
-    } else {
-      auto lower = upper - 1;
-      double midpoint = (static_cast<double>(lower->first) + upper->first) / 2;
-      if (magnitude < midpoint) code = lower->second;
-      else if (magnitude > midpoint) code = upper->second;
-      else code = (lower->second & 1) ? upper->second : lower->second;
-    }
-  }
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint8_t code = encode_magnitude(bits & 0x7fffffffu, scale, spec, tables.largest_code);
   if (code == 0 && !spec.has_negative_zero) return 0;
-  return negative ? static_cast<std::uint8_t>(code | 0x80) : code;
-}
-
-float fp8_to_float(std::uint8_t code, ElementType type, int scale) {
-  return std::ldexp(fp8_to_float(code, type), scale);
-}
-
-std::uint8_t float_to_fp8(float value, ElementType type, int scale) {
-  return float_to_fp8(std::ldexp(value, -scale), type);
+  return (bits >> 31) ? static_cast<std::uint8_t>(code | 0x80) : code;
 }
 
 float round_to_storage(float value, StorageType storage) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -178,15 +179,14 @@ void write_package(const Package& package, const std::string& path) {
 }
 
 Package read_package(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw_bad_input(path, "cannot open: {}", std::strerror(errno));
-  std::streamoff size = in.tellg();
-  if (size < 0) throw_bad_input(path, "cannot read: {}", std::strerror(errno));
-  if (static_cast<std::uint64_t>(size) > kHeaderBytes + kMaxBodyBytes)
+  std::error_code error;
+  std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) throw_bad_input(path, "cannot open: {}", error.message());
+  if (size > kHeaderBytes + kMaxBodyBytes)
     throw_bad_input(path, "file of {} bytes is larger than any package", size);
+  std::ifstream in(path, std::ios::binary);
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(bytes.data()), size);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
   if (!in) throw_bad_input(path, "cannot read: {}", std::strerror(errno));
   return decode_package(bytes, path);
 }

@@ -144,6 +144,21 @@ TEST(AssemblerDeepExpressions, AreRejectedNotOverflowed) {
   }
 }
 
+TEST(AssemblerMacroExplosion, IsStoppedEarly) {
+  // Each level doubles the lines: 2^30 nops if nothing stopped it.
+  std::string source = ".macro m0\nnop\n.endm\n";
+  for (int level = 1; level <= 30; ++level)
+    source += fmt::format(".macro m{0}\nm{1}\nm{1}\n.endm\n", level, level - 1);
+  source += ".text\nm30\n";
+  try {
+    assemble_text(source, "t.s");
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("macros expand to more than 200000 lines"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(AssemblerFileErrors, MissingFileNamesIt) {
   try {
     assemble_file("/nonexistent/dir/x.s");

@@ -21,11 +21,12 @@ TEST(Disassembler, ImageReassemblesToTheSameBytes) {
   Object object = assemble_text(
       ".text\n.global main\nmain: setzi $m1, table\nloop: { ld128pi $a0:3, $m1, 16 ; amp.f8 $a0:3, $a4:5, 1, f143, f152 }\n"
       "brnz $m2, loop\ncall $m3, far\nhalt\n"
-      ".section .far, \"x\"\nfar: jr $m3\n"
       ".data\ntable: .word 1, 2, 3\n.byte 9\n", "d.s");
+  // A local label of the same name in another object and segment.
+  Object far = assemble_text(".section .far, \"x\"\n.global far\nfar: jr $m3\nloop: br loop\n", "far.s");
   LinkOptions options;
   options.entry = "main";
-  Image image = link(std::vector<const Object*>{&object}, options);
+  Image image = link(std::vector<const Object*>{&object, &far}, options);
   const std::string text = disassemble_image(image);
   EXPECT_NE(text.find("brnz $m2, loop"), std::string::npos) << text;
   EXPECT_NE(text.find("setzi $m1, 524288  # table"), std::string::npos) << text;
@@ -83,7 +84,7 @@ TEST(ObjectListing, ShowsBytesSymbolsAndRelocations) {
             "object l.s\n"
             "section .text code standard align 8 size 8\n"
             "  0000: 00000102 00000080  setzi $m1, 0  <- abs20 g+0\n"
-            "section .data any align 1 size 5\n"
+            "section .data any align 4 size 5\n"
             "  0000: abcdef01 02\n"
             "symbol f .text+0x0 size 0 global function\n"
             "symbol g undefined\n"

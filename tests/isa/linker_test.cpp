@@ -87,6 +87,14 @@ TEST(Linker, AlignmentGapsInCodeAreNops) {
   }
 }
 
+TEST(Linker, AlignedDataStaysAligned) {
+  Object a = assemble_text(".data\n.byte 1\n", "a.s");
+  Object b = assemble_text(".data\n.global w\nw: .word 5\n", "b.s");
+  Image image = link_all({&a, &b});
+  EXPECT_EQ(address_of(image, "w"), 0x80004u);
+  EXPECT_EQ(word_at(image, 0x80004), 5u);
+}
+
 TEST(Linker, FixedAndNextFreePlacement) {
   Object object = assemble_text(
       ".text\nhalt\n.section .fixed, \"i\"\n.zero 64\n.section .after, \"i\"\n.zero 16\n"
@@ -196,7 +204,7 @@ TEST(LinkerErrors, CodeOutsideStandardMemory) {
 }
 
 TEST(LinkerErrors, OutsideMemoryAndMisaligned) {
-  Object object = assemble_text(".data\n.word 1\n", "a.s");
+  Object object = assemble_text(".data\n.byte 1, 2, 3, 4\n", "a.s");
   LinkOptions outside;
   outside.placements = {{".data", 0xE7FFE, std::nullopt, 0}};
   EXPECT_EQ(link_error({&object}, outside),

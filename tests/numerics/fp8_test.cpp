@@ -285,8 +285,30 @@ TEST(Fp8, AgreesWithNearestValueSearchOnRandomFloats) {
       }
       if (value < 0) expected = negated(expected, format);
       ASSERT_EQ(float_to_fp8(value, format.type), expected) << name_of(format) << " " << value;
+      // The same value stored under a scale.
+      const int scale = static_cast<int>((state >> 20) % 41) - 20;
+      ASSERT_EQ(float_to_fp8(std::ldexp(value, scale), format.type, scale), expected)
+          << name_of(format) << " " << value << " scale " << scale;
     }
   }
+}
+
+// Scales far from zero: float subnormals and huge values still land on codes.
+TEST(Fp8, ExtremeScales) {
+  EXPECT_EQ(float_to_fp8(0x1p-140f, ElementType::F143, -130), 0x01);   // 2^-10: the smallest subnormal
+  EXPECT_EQ(float_to_fp8(0x1p-149f, ElementType::F143, -139), 0x01);   // from the smallest float
+  EXPECT_EQ(float_to_fp8(0x1p-149f, ElementType::F143, -138), 0x00);   // half a quantum: tie to 0
+  EXPECT_EQ(float_to_fp8(0x1.8p-148f, ElementType::F143, -138), 0x02); // 1.5 quanta: tie to 2
+  EXPECT_EQ(fp8_to_float(0x40, ElementType::F143, -149), 0x1p-149f);  // 1.0 * 2^-149
+  EXPECT_EQ(fp8_to_float(0x40, ElementType::F143, -150), 0.0f);       // ties to even: zero
+  EXPECT_EQ(fp8_to_float(0x7f, ElementType::F143, 120), 0x1.ep127f);  // 240 * 2^120
+  EXPECT_EQ(fp8_to_float(0x7f, ElementType::F143, 121), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(fp8_to_float(0x40, ElementType::F143, 127), 0x1p127f);
+  EXPECT_EQ(fp8_to_float(0x40, ElementType::F143, -200), 0.0f);
+  EXPECT_EQ(float_to_fp8(0x1p100f, ElementType::F152, 100), 0x40);
+  EXPECT_EQ(float_to_fp8(0x1p100f, ElementType::F152, 50), 0x7f);    // saturates
+  EXPECT_EQ(float_to_fp8(0x1p-100f, ElementType::E4M3, 100), 0x00);   // underflows
+  EXPECT_EQ(float_to_fp8(-0x1p-100f, ElementType::E4M3, 100), 0x80);
 }
 
 TEST(Fp8, RoundToStorageCoversEveryElementType) {

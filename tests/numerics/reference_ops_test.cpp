@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -113,6 +114,26 @@ TEST(ReferenceGemm, BitIdenticalForAnyThreadCount) {
     set_thread_count(0);
     EXPECT_EQ(bits_of(one), bits_of(two));
     EXPECT_EQ(bits_of(two), bits_of(again));
+  }
+}
+
+// Memory addresses differ from run to run; the bits must not.
+TEST(ReferenceGemm, BitIdenticalWhateverTheDataAlignment) {
+  for (const GemmCase& shape : {GemmCase{37, 45, 29}, GemmCase{5, 7, 11}, GemmCase{3, 5, 7}, GemmCase{4, 6, 8},
+                                 GemmCase{1, 33, 20}, GemmCase{33, 1, 20}, GemmCase{150, 70, 3}}) {
+    const auto [m, n, k, transpose_a, transpose_b] = shape;
+    const auto a = test_values(static_cast<std::size_t>(m * k), 9);
+    const auto b = test_values(static_cast<std::size_t>(k * n), 10);
+    std::vector<std::uint32_t> first;
+    for (std::size_t offset = 0; offset < 4; ++offset) {
+      std::vector<float> a_at(offset + a.size()), b_at(offset + b.size()), c_at(offset + static_cast<std::size_t>(m * n));
+      std::copy(a.begin(), a.end(), a_at.begin() + static_cast<std::ptrdiff_t>(offset));
+      std::copy(b.begin(), b.end(), b_at.begin() + static_cast<std::ptrdiff_t>(offset));
+      gemm(std::span(a_at).subspan(offset), std::span(b_at).subspan(offset), std::span(c_at).subspan(offset), m, n, k);
+      const auto bits = bits_of(std::vector<float>(c_at.begin() + static_cast<std::ptrdiff_t>(offset), c_at.end()));
+      if (offset == 0) first = bits;
+      EXPECT_EQ(bits, first) << m << "x" << n << "x" << k << " offset " << offset;
+    }
   }
 }
 

@@ -106,6 +106,11 @@ TEST(PackageFile, MissingFileIsBadInput) {
             "/nonexistent/dir/model.tpk: cannot open: No such file or directory");
 }
 
+TEST(PackageFile, DirectoryIsBadInput) {
+  std::string dir = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(bad_input_message([&] { read_package(dir); }), dir + ": cannot open: Is a directory");
+}
+
 TEST(PackageFile, UnwritablePathIsBadInput) {
   EXPECT_EQ(bad_input_message([] { write_package(sample_package(), "/nonexistent/dir/model.tpk"); }),
             "/nonexistent/dir/model.tpk: cannot write: No such file or directory");

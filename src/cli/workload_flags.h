@@ -1,0 +1,44 @@
+// The flags that choose a graph: a built-in workload with its options, or a
+// graph file. Shared by every command that takes a graph (graph show,
+// reference, and the compile/run commands).
+//
+// Numbers are read as text and parsed here, so that a bad value gives one
+// line naming the flag ("--batch 0: must be an integer >= 1") and exit 2.
+#pragma once
+
+#include "graph/graph.h"
+#include "graph/workloads.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tilec::cli {
+
+struct WorkloadFlags {
+  std::string workload;
+  std::string batch = "1";
+  std::string blocks = "1";
+  std::string precision = "fp8";
+  std::string fp8_scale = "auto";
+  bool bias = false;
+  std::string tokens, width, hidden;
+  std::string seed = "0";
+};
+
+// Adds --workload and its options to `command`.
+void add_workload_flags(CLI::App& command, WorkloadFlags& flags);
+
+// The workload's options, checked; BadInput naming the flag otherwise.
+graph::MlpOptions workload_options(const WorkloadFlags& flags);
+std::uint64_t workload_seed(const WorkloadFlags& flags);
+
+// BadInput when a workload option was given to `command` without --workload.
+void reject_workload_options_without_workload(const CLI::App& command, const WorkloadFlags& flags);
+
+// "siglip-mlp fp8 batch 1 blocks 1": what a workload run is called in reports.
+std::string workload_title(const WorkloadFlags& flags, const graph::MlpOptions& options);
+
+}  // namespace tilec::cli

@@ -1,0 +1,210 @@
+// The compiler driver: every stage, in order, each under a span of its name.
+#include "compiler/compile.h"
+
+#include "compiler/chain.h"
+#include "compiler/construct_mid.h"
+#include "compiler/exchange_schedule.h"
+#include "compiler/gemm_candidates.h"
+#include "compiler/group_exchanges.h"
+#include "compiler/kernel_library.h"
+#include "compiler/kernel_plan.h"
+#include "compiler/lowering.h"
+#include "compiler/storage.h"
+#include "compiler/tile_code.h"
+#include "compiler/tile_images.h"
+#include "support/error.h"
+#include "support/span.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <optional>
+
+namespace tilec::compiler {
+
+namespace {
+
+// Before the library and the programs exist, code is estimated.
+constexpr std::uint32_t kLibraryEstimate = 8 * 1024;
+std::uint32_t supervisor_estimate(const Lir& lir) {
+  return 4096 + 512 * static_cast<std::uint32_t>(lir.phases) + 24 * static_cast<std::uint32_t>(lir.transfers.size());
+}
+std::uint32_t argument_estimate(const Lir& lir) {
+  std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
+  for (const Task& task : lir.tasks) {
+    std::uint32_t words = task.kind == TaskKind::Gemm
+                              ? 6 * 4 + 4 * static_cast<std::uint32_t>(task.column_blocks * lir.mid->groups.chunk_panels)
+                              : 6 * (4 + static_cast<std::uint32_t>(task.inputs.size()));
+    per_tile[static_cast<std::size_t>(task.tile)] += 4 * words;
+  }
+  return *std::max_element(per_tile.begin(), per_tile.end());
+}
+
+struct Rejection {
+  std::uint32_t peak = UINT32_MAX;
+  std::string contributors;
+  std::string why;
+};
+
+class Driver {
+ public:
+  Driver(const graph::Graph& graph, const CompileOptions& options) : graph_(graph), options_(options) {}
+
+  CompileResult run() {
+    const MachineModel& machine = options_.machine;
+    {
+      Span span("compile_runtime");
+      runtime_ = compile_runtime();
+    }
+    std::vector<int> group_sizes;
+    {
+      Span span("gemm_candidates");
+      chain_ = build_chain(graph_);
+      group_sizes = candidate_group_sizes(chain_, options_);
+      candidates_ = gemm_candidates(chain_, group_sizes, options_);
+    }
+    PlanSearch search;
+    {
+      Span span("construct_mid");
+      search = search_plans(chain_, candidates_, group_sizes, kLibraryEstimate, options_);
+    }
+    log(fmt::format("search: {} plans considered, {} on the Pareto front", search.plans_considered, search.front.size()));
+    const std::uint32_t budget = options_.budget();
+    int attempts = 0;
+    for (const PlanChoice& choice : search.front) {
+      if (choice.estimate.peak_bytes > budget + budget / 4 && &choice != &search.front.back()) continue;
+      if (++attempts > 8) break;
+      if (std::optional<CompileResult> result = attempt(choice, machine)) return std::move(*result);
+    }
+    if (attempts == 0 && !search.front.empty()) attempt(search.front.back(), machine);
+    throw_failure("compile", "no plan fits the budget of {} bytes per tile: the smallest peak any plan reached is {} bytes "
+                  "on tile 0 ({}; {}); budget {} bytes",
+                  budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why, budget);
+  }
+
+ private:
+  void log(std::string line) { log_.push_back(std::move(line)); }
+
+  bool fits(const MemoryMap& map, const Lir& lir, const std::string& plan, const char* when) {
+    const std::uint32_t peak = map.peak_bytes(options_.machine);
+    if (map.fits_classes && peak <= options_.budget()) return true;
+    std::string why = map.fits_classes ? fmt::format("{} bytes over the budget", peak - options_.budget()) : map.overflow;
+    log(fmt::format("rejected ({}): {}: peak {} bytes: {}", when, plan, peak, why));
+    if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, memory_contributors(lir, map, 4), why};
+    return false;
+  }
+
+  std::optional<CompileResult> attempt(const PlanChoice& choice, const MachineModel& machine) {
+    const std::string plan = choice.summary(chain_, candidates_);
+    MidProgram mid;
+    {
+      Span span("construct_mid");
+      mid = construct_mid(chain_, candidates_, choice, options_);
+    }
+    Lir lir;
+    {
+      Span span("group_exchanges");
+      lir = group_exchanges(chain_, mid);
+    }
+    {
+      Span span("merge_copies");
+      merge_copies(lir);
+    }
+    {
+      Span span("eliminate");
+      eliminate(lir);
+    }
+    MemoryMap provisional;
+    {
+      Span span("place_provisional_storage");
+      provisional = place_storage(lir, kLibraryEstimate, supervisor_estimate(lir), argument_estimate(lir), machine);
+    }
+    if (!fits(provisional, lir, plan, "provisional")) return std::nullopt;
+    ExchangePlan exchanges;
+    {
+      Span span("schedule_provisional_exchanges");
+      exchanges = schedule_exchanges(lir, machine);
+    }
+    KernelLibrary library;
+    {
+      Span span("plan_kernels");
+      plan_kernels(lir, library);
+    }
+    isa::Object variants;
+    {
+      Span span("compile_kernels");
+      variants = compile_kernels(library);
+    }
+    isa::Image image;
+    {
+      Span span("link_runtime");
+      image = link_runtime({&runtime_, &variants}, machine);
+    }
+    CodeSizes sizes;
+    {
+      Span span("size_tile_code");
+      sizes = size_tile_code(TileCodeContext{lir, exchanges, image, machine, nullptr});
+    }
+    MemoryMap map;
+    {
+      Span span("place_storage");
+      map = place_storage(lir, image_bytes(image), sizes.code, sizes.arguments, machine);
+    }
+    if (!fits(map, lir, plan, "exact")) return std::nullopt;
+    const TileCodeContext context{lir, exchanges, image, machine, &map};
+    ExchangeCode exchange;
+    {
+      Span span("lower_exchanges");
+      exchange = lower_exchanges(context);
+    }
+    std::vector<TileArguments> arguments;
+    {
+      Span span("prepare_tile_code");
+      arguments = prepare_tile_code(context);
+    }
+    std::vector<TileCode> programs;
+    {
+      Span span("emit_tile_code");
+      programs = emit_tile_code(context, exchange, arguments);
+    }
+    CompileResult result;
+    {
+      Span span("build_tile_images");
+      result.package = build_tile_images(ImageInputs{graph_, lir, map, image, exchanges, machine, programs});
+    }
+    result.estimated_cycles = choice.estimate.cycles;
+    result.peak_bytes = map.peak_bytes(machine);
+    result.plan = plan;
+    log(fmt::format("plan: {}", plan));
+    log(fmt::format("estimated cycles {:.0f}, peak {} bytes per tile, {} kernels", result.estimated_cycles,
+                    result.peak_bytes, library.variant_count()));
+    result.log = log_;
+    nlohmann::json info{{"plan", plan},
+                        {"estimatedCycles", result.estimated_cycles},
+                        {"peakTileBytes", result.peak_bytes},
+                        {"budgetBytes", options_.budget()},
+                        {"groups", mid.groups.groups},
+                        {"groupSize", mid.groups.group_size},
+                        {"chunks", mid.groups.chunks},
+                        {"supersteps", lir.phases}};
+    result.package.compile_info = info.dump();
+    return result;
+  }
+
+  const graph::Graph& graph_;
+  const CompileOptions& options_;
+  isa::Object runtime_;
+  Chain chain_;
+  GemmCandidates candidates_;
+  std::vector<std::string> log_;
+  Rejection best_rejection_;
+};
+
+}  // namespace
+
+CompileResult compile(const graph::Graph& graph, const CompileOptions& options) {
+  return Driver(graph, options).run();
+}
+
+}  // namespace tilec::compiler

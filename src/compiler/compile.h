@@ -1,0 +1,42 @@
+// The compiler: a graph in, a package out.
+//
+// compile() runs the stages in order, each timed by a span of its name (see
+// compile.cpp, which lists them top to bottom). When the plan the search
+// prefers does not fit the budget once its memory is exact, the driver
+// tries the next plan of the Pareto front; when none fits, it fails with
+// the smallest peak any plan reached, on which tile, what filled it, and
+// the budget.
+#pragma once
+
+#include "compiler/options.h"
+#include "graph/graph.h"
+#include "package/package.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec::compiler {
+
+// The stages, in pipeline order; span names, report keys and --dump-after.
+constexpr std::array<std::string_view, 17> kStages{
+    "compile_runtime",       "gemm_candidates",  "construct_mid",
+    "group_exchanges",       "merge_copies",     "eliminate",
+    "place_provisional_storage", "schedule_provisional_exchanges",
+    "plan_kernels",          "compile_kernels",  "link_runtime",
+    "size_tile_code",        "place_storage",    "lower_exchanges",
+    "prepare_tile_code",     "emit_tile_code",   "build_tile_images"};
+
+struct CompileResult {
+  package::Package package;
+  double estimated_cycles = 0;
+  std::uint32_t peak_bytes = 0;  // largest per-tile use, code included
+  std::string plan;              // one line describing the chosen plan
+  std::vector<std::string> log;  // what the driver decided, line by line
+};
+
+CompileResult compile(const graph::Graph& graph, const CompileOptions& options);
+
+}  // namespace tilec::compiler

@@ -1,0 +1,89 @@
+// The kernel library: which kernels a compile needs, their assembly, and
+// the linked image every tile shares.
+//
+// Kernels come from kernels/ (embedded at build time). Kernels whose loops
+// depend on constants of the plan (strides, FP8 formats, scales, the
+// epilogue) are macros there, instantiated once per variant a plan uses;
+// the elementwise "combine" kernels are composed per variant from the same
+// building blocks (see docs/kernels.md). Everything is assembled by the
+// assembler and linked once at the start of standard memory, at the same
+// address on every tile.
+#pragma once
+
+#include "compiler/chain.h"
+#include "isa/assembler.h"
+#include "isa/linker.h"
+#include "isa/object.h"
+#include "target/machine.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec::compiler {
+
+const std::map<std::string, std::string_view>& embedded_kernel_sources();
+
+struct GemmVariant {
+  ElementType weights = ElementType::F143;     // F143/F152 (the AMP's FP8 mode), F16 or F32
+  ElementType activations = ElementType::F143;
+  std::uint32_t activation_stride = 0;  // bytes per k step of the activation panel
+  std::uint32_t output_stride = 0;      // bytes per output column
+  int scale = 0;                        // 2^scale turns code products into values
+  bool drain_f32 = false;
+
+  auto operator<=>(const GemmVariant&) const = default;
+};
+
+struct CombineStage {
+  EpilogueOp::Kind kind;
+  graph::GeluApproximation approximation = graph::GeluApproximation::Tanh;
+  StorageType result;
+  auto operator<=>(const CombineStage&) const = default;
+};
+
+// Sum `inputs` inputs of one type, round to `sum`, then apply `stages`.
+struct CombineVariant {
+  int inputs = 1;
+  StorageType input;
+  StorageType sum;
+  ElementType bias = ElementType::F32;  // type of the bias stage's vector, if any
+  std::vector<CombineStage> stages;
+
+  StorageType output() const { return stages.empty() ? sum : stages.back().result; }
+  auto operator<=>(const CombineVariant&) const = default;
+};
+
+constexpr int kMaxCombineInputs = 8;
+
+class KernelLibrary {
+ public:
+  // The kernel symbol of a variant, registering it on first use.
+  std::string gemm(const GemmVariant& variant);
+  std::string combine(const CombineVariant& variant);
+
+  // Assembly text instantiating every registered variant.
+  std::string variant_source() const;
+  std::size_t variant_count() const { return gemms_.size() + combines_.size(); }
+
+ private:
+  std::map<GemmVariant, std::string> gemms_;
+  std::map<CombineVariant, std::string> combines_;
+};
+
+// Reads kernels/ sources for the assembler's .include.
+isa::FileReader kernel_source_reader();
+
+// compile_runtime: the fixed kernels and supervisor routines.
+isa::Object compile_runtime();
+// compile_kernels: the variants a plan needs.
+isa::Object compile_kernels(const KernelLibrary& library);
+// link_runtime: one image at the start of standard memory.
+isa::Image link_runtime(const std::vector<const isa::Object*>& objects, const MachineModel& machine);
+
+// Bytes the library image occupies (its segments' extent).
+std::uint32_t image_bytes(const isa::Image& image);
+
+}  // namespace tilec::compiler

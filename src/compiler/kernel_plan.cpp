@@ -1,0 +1,120 @@
+#include "compiler/kernel_plan.h"
+
+#include "support/error.h"
+
+#include <algorithm>
+
+namespace tilec::compiler {
+
+namespace {
+
+std::uint32_t bytes_of(StorageType storage) { return element_bytes(storage.element); }
+
+const MidValue& value(const Lir& lir, int id) { return lir.mid->values[static_cast<std::size_t>(id)]; }
+
+void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
+  const Weight& weight = lir.chain->weights[static_cast<std::size_t>(step.weight)];
+  const MidValue& input = value(lir, op.inputs[0]);
+  const MidValue& partial = value(lir, op.output);
+  const std::uint32_t panels = static_cast<std::uint32_t>(lir.mid->groups.chunk_panels);
+  const std::uint32_t activation_row = static_cast<std::uint32_t>(kPanelRows) * bytes_of(input.storage);
+  const std::uint32_t output_row = static_cast<std::uint32_t>(kPanelRows) * bytes_of(partial.storage);
+  GemmVariant variant;
+  variant.weights = weight.storage.element;
+  variant.activations = input.storage.element;
+  variant.activation_stride = panels * activation_row;
+  variant.output_stride = panels * output_row;
+  variant.scale = is_fp8(weight.storage.element) ? weight.storage.scale + input.storage.scale : 0;
+  variant.drain_f32 = partial.storage.element == ElementType::F32;
+  if (is_fp8(weight.storage.element) != is_fp8(input.storage.element) ||
+      (!is_fp8(weight.storage.element) && weight.storage.element != input.storage.element))
+    throw_failure(fmt::format("op '{}'", step.name), "the AMP multiplies operands of one precision: weights {} and activations {}",
+                  element_type_name(weight.storage.element), element_type_name(input.storage.element));
+  task.kernel = library.gemm(variant);
+
+  const std::uint32_t weight_block = static_cast<std::uint32_t>(kPanelRows * task.k_steps) * bytes_of(weight.storage);
+  std::int64_t blocks = task.column_blocks * static_cast<std::int64_t>(panels);
+  for (int worker = 0; worker < kWorkers; ++worker) {
+    std::int64_t first = blocks * worker / kWorkers, last = blocks * (worker + 1) / kWorkers;
+    if (first == last) continue;
+    std::vector<ArgumentWord> words{ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
+                                    ArgumentWord::address(task.weights), ArgumentWord::address(task.activation),
+                                    ArgumentWord::address(task.output)};
+    for (std::int64_t block = first; block < last; ++block) {
+      std::uint32_t column_block = static_cast<std::uint32_t>(block / panels);
+      std::uint32_t panel = static_cast<std::uint32_t>(block % panels);
+      words.push_back(ArgumentWord::value(column_block * weight_block));
+      words.push_back(ArgumentWord::value(panel * activation_row));
+      words.push_back(ArgumentWord::value((column_block * static_cast<std::uint32_t>(kPanelRows) * panels + panel) * output_row));
+      words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.k_steps)));
+    }
+    task.worker_arguments.push_back(std::move(words));
+  }
+}
+
+CombineVariant combine_variant(const Lir& lir, const Task& task) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
+  CombineVariant variant;
+  variant.inputs = static_cast<int>(task.inputs.size());
+  variant.input = value(lir, op.inputs[0]).storage;
+  variant.sum = op.kind == MidOpKind::Map && op.inputs.size() == 1 ? variant.input : step.result;
+  for (const EpilogueOp& e : op.epilogue) {
+    variant.stages.push_back(CombineStage{e.kind, e.approximation, e.result});
+    if (e.kind == EpilogueOp::Kind::AddBias)
+      variant.bias = lir.chain->weights[static_cast<std::size_t>(e.weight)].storage.element;
+  }
+  if (variant.inputs > kMaxCombineInputs)
+    throw_failure(fmt::format("op '{}'", op.name), "a reduction over {} K parts exceeds the {} the kernels take",
+                  variant.inputs, kMaxCombineInputs);
+  return variant;
+}
+
+void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
+  CombineVariant variant = combine_variant(lir, task);
+  task.kernel = library.combine(variant);
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  const std::uint32_t column_in = static_cast<std::uint32_t>(task.column_elements) * bytes_of(variant.input);
+  const std::uint32_t column_out =
+      static_cast<std::uint32_t>(task.column_elements) * bytes_of(value(lir, op.output).storage);
+  for (int worker = 0; worker < kWorkers; ++worker) {
+    std::int64_t first = task.columns * worker / kWorkers, last = task.columns * (worker + 1) / kWorkers;
+    if (first == last) continue;
+    std::uint32_t skip = static_cast<std::uint32_t>(first);
+    std::vector<ArgumentWord> words{
+        ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
+        ArgumentWord::value(static_cast<std::uint32_t>(task.column_elements / 8)),
+        ArgumentWord::address(task.output.plus(skip * column_out)),
+        task.bias.buffer >= 0 ? ArgumentWord::address(task.bias.plus(skip * 4)) : ArgumentWord::value(0)};
+    for (const Place& input : task.inputs) words.push_back(ArgumentWord::address(input.plus(skip * column_in)));
+    task.worker_arguments.push_back(std::move(words));
+  }
+}
+
+}  // namespace
+
+void plan_kernels(Lir& lir, KernelLibrary& library) {
+  for (Task& task : lir.tasks) {
+    task.worker_arguments.clear();
+    switch (task.kind) {
+      case TaskKind::Gemm: plan_gemm(lir, task, library); break;
+      case TaskKind::Combine: plan_combine(lir, task, library); break;
+      case TaskKind::LayerNorm:
+      case TaskKind::Softmax:
+        throw_failure(fmt::format("op '{}'", lir.mid->ops[static_cast<std::size_t>(task.op)].name),
+                      "layernorm and softmax are not supported by the compiler yet");
+    }
+  }
+}
+
+std::uint32_t argument_bytes(const Lir& lir, int tiles_per_group) {
+  std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(tiles_per_group), 0);
+  for (const Task& task : lir.tasks)
+    for (const auto& words : task.worker_arguments)
+      per_tile[static_cast<std::size_t>(task.tile)] += static_cast<std::uint32_t>(words.size()) * 4;
+  return per_tile.empty() ? 0 : *std::max_element(per_tile.begin(), per_tile.end());
+}
+
+}  // namespace tilec::compiler

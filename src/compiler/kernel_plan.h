@@ -1,0 +1,26 @@
+// Stage plan_kernels: which kernel each task runs and how six workers
+// share it.
+//
+// Needs: the LIR's tasks (after eliminate) and the chain's types.
+// Does: picks each task's kernel variant (registering it with the kernel
+// library) and splits its work between the six workers: GEMM tasks by
+// 16x16 output blocks (as evenly as whole blocks allow), combine tasks by
+// columns. Writes every worker's argument block as words; addresses stay
+// symbolic (places) until storage is placed.
+// Leaves for later: assembling the variants (compile_kernels), addresses
+// (place_storage), patching moving addresses (the supervisor code).
+#pragma once
+
+#include "compiler/kernel_library.h"
+#include "compiler/lir.h"
+
+namespace tilec::compiler {
+
+constexpr int kWorkers = 6;
+
+void plan_kernels(Lir& lir, KernelLibrary& library);
+
+// Bytes of argument blocks the busiest tile needs.
+std::uint32_t argument_bytes(const Lir& lir, int tiles_per_group);
+
+}  // namespace tilec::compiler

@@ -1,0 +1,275 @@
+#include "compiler/tile_code.h"
+
+#include "compiler/kernel_plan.h"
+#include "isa/code_builder.h"
+#include "support/error.h"
+#include "support/parallel.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace tilec::compiler {
+
+namespace {
+
+using isa::Instruction;
+using isa::Opcode;
+
+constexpr int kScratchAddress = 1, kScratchLength = 2, kScratchPeer = 3, kScratchBlock = 4;
+constexpr int kEntry = 5, kBlock = 6, kIteration = 11, kChunk = 12, kIterationsLeft = 13, kChunksLeft = 14;
+
+Instruction make(Opcode opcode, std::initializer_list<std::int32_t> operands) {
+  Instruction instruction{opcode, {}};
+  int i = 0;
+  for (std::int32_t operand : operands) instruction.operands[static_cast<std::size_t>(i++)] = operand;
+  return instruction;
+}
+
+class SupervisorEmitter {
+ public:
+  SupervisorEmitter(const TileCodeContext& context, int tile, const ExchangeCode& exchange,
+                    TileArguments& arguments)
+      : context_(context), lir_(context.lir), tile_(tile), code_(fmt::format("tile {}", tile)),
+        exchange_(exchange), arguments_(arguments) {
+    const GroupPlan& groups = lir_.mid->groups;
+    group_tile_ = tile % groups.group_size;
+    in_group_ = tile / groups.group_size < groups.groups;
+    code_.section(".text", {.executable = true, .memory = isa::MemoryWish::Standard});
+  }
+
+  TileCode emit() {
+    const GroupPlan& groups = lir_.mid->groups;
+    const bool chunk_loop = groups.chunks > 1;
+    if (chunk_loop) {
+      set(kChunk, 0);
+      set(kChunksLeft, static_cast<std::uint32_t>(groups.chunks));
+    }
+    if (lir_.repeat_first_phase == 0) start_iterations();
+    if (chunk_loop) code_.label("chunk");
+    for (int phase = 0; phase < lir_.phases; ++phase) {
+      if (phase == lir_.repeat_first_phase) code_.label("iteration");
+      emit_phase(phase);
+      if (phase == lir_.repeat_last_phase)
+        step_loop(kIterationsLeft, kIteration, lir_.iteration_record_bytes, "iteration", "iterations_done");
+      if (phase + 1 < lir_.phases) {
+        if (phase + 1 == lir_.repeat_first_phase) start_iterations();
+        instruction(make(Opcode::Sync, {}));
+      }
+    }
+    if (chunk_loop) {
+      if (lir_.repeat_first_phase == 0) {
+        // The next chunk's first phase opens the repeat again.
+        instruction(make(Opcode::Addi, {kChunksLeft, kChunksLeft, -1}));
+        code_.instruction(isa::Operation(make(Opcode::Brz, {kChunksLeft, 0}), isa::SymbolRef{"chunks_done"}));
+        set(kScratchAddress, lir_.chunk_record_bytes);
+        instruction(make(Opcode::Add, {kChunk, kChunk, kScratchAddress}));
+        start_iterations();
+        instruction(make(Opcode::Sync, {}));
+        code_.instruction(isa::Operation(make(Opcode::Br, {0}), isa::SymbolRef{"chunk"}));
+        code_.label("chunks_done");
+      } else {
+        step_loop(kChunksLeft, kChunk, lir_.chunk_record_bytes, "chunk", "chunks_done");
+      }
+    }
+    instruction(make(Opcode::Halt, {}));
+    isa::Object object = code_.finish();
+    TileCode result;
+    result.code = std::move(object.sections.at(0).bytes);
+    result.arguments = std::move(arguments_.bytes);
+    return result;
+  }
+
+ private:
+  void start_iterations() {
+    set(kIteration, 0);
+    set(kIterationsLeft, static_cast<std::uint32_t>(lir_.mid->repeat_count));
+  }
+
+  // Loop back edge: count down; while more remain, advance the offset
+  // register by `stride`, sync and branch back (one bundle after the sync,
+  // within the phase prologue the exchange schedule allows).
+  void step_loop(int left, int offset, std::uint32_t stride, const char* head, const char* done) {
+    instruction(make(Opcode::Addi, {left, left, -1}));
+    code_.instruction(isa::Operation(make(Opcode::Brz, {left, 0}), isa::SymbolRef{done}));
+    set(kScratchAddress, stride);
+    instruction(make(Opcode::Add, {offset, offset, kScratchAddress}));
+    instruction(make(Opcode::Sync, {}));
+    code_.instruction(isa::Operation(make(Opcode::Br, {0}), isa::SymbolRef{head}));
+    code_.label(done);
+  }
+
+  void instruction(const Instruction& instruction) { code_.instruction(isa::Operation(instruction)); }
+
+  // Loads a 32-bit constant: setzi, and sethi when it needs more than 20 bits.
+  void set(int reg, std::uint32_t value) {
+    instruction(make(Opcode::Setzi, {reg, static_cast<std::int32_t>(value & 0xfffffu)}));
+    if (value >= (1u << 20)) instruction(make(Opcode::Sethi, {reg, static_cast<std::int32_t>(value >> 16)}));
+  }
+
+  std::uint32_t base_address(const Place& place) const {
+    if (!context_.map) return 0;
+    return lir_.buffers[static_cast<std::size_t>(place.buffer)].address + place.offset;
+  }
+
+  // reg = address of `place` in the current chunk and iteration.
+  void address(int reg, const Place& place) {
+    set(reg, base_address(place));
+    if (place.chunk_stride) instruction(make(Opcode::Add, {reg, reg, kChunk}));
+    if (place.iteration_stride) instruction(make(Opcode::Add, {reg, reg, kIteration}));
+  }
+
+  void set_cached(int reg, std::uint32_t value, std::int64_t& cache) {
+    if (cache == value) return;
+    set(reg, value);
+    cache = value;
+  }
+
+  void emit_phase(int phase) {
+    const auto& exchange = exchange_[static_cast<std::size_t>(phase)][static_cast<std::size_t>(tile_)];
+    for (const Instruction& instruction : exchange) this->instruction(instruction);
+    const auto tasks = tasks_in(phase);
+    if (!exchange.empty() || !tasks.empty()) instruction(make(Opcode::Xdone, {}));
+    std::int64_t entry = -1;
+    for (int index : tasks) {
+      const Task& task = lir_.tasks[static_cast<std::size_t>(index)];
+      const isa::LinkedSymbol* symbol = context_.library.find(task.kernel);
+      TILEC_CHECK(symbol, "kernel '{}' is not in the library", task.kernel);
+      set_cached(kEntry, symbol->address, entry);
+      const auto& blocks = arguments_.block_addresses.at(static_cast<std::size_t>(index));
+      for (std::size_t worker = 0; worker < task.worker_arguments.size(); ++worker) {
+        const auto& words = task.worker_arguments[worker];
+        set(kBlock, blocks[worker]);
+        for (std::size_t word = 0; word < words.size(); ++word) {
+          if (!words[word].is_address() || !words[word].place.varies()) continue;
+          address(kScratchAddress, words[word].place);
+          instruction(make(Opcode::Stw, {kScratchAddress, kBlock, static_cast<std::int32_t>(word * 4)}));
+        }
+        instruction(make(Opcode::Run, {kEntry, kBlock}));
+      }
+      instruction(make(Opcode::Wsync, {}));
+    }
+  }
+
+  std::vector<int> tasks_in(int phase) const {
+    std::vector<int> result;
+    if (!in_group_) return result;
+    for (std::size_t index = 0; index < lir_.tasks.size(); ++index) {
+      const Task& task = lir_.tasks[index];
+      if (task.superstep == phase && task.tile == group_tile_) result.push_back(static_cast<int>(index));
+    }
+    return result;
+  }
+
+  const TileCodeContext& context_;
+  const Lir& lir_;
+  int tile_;
+  int group_tile_ = 0;
+  bool in_group_ = true;
+  isa::CodeBuilder code_;
+  const ExchangeCode& exchange_;
+  TileArguments& arguments_;
+};
+
+std::uint32_t place_address(const TileCodeContext& context, const Place& place) {
+  if (!context.map) return 0;
+  return context.lir.buffers[static_cast<std::size_t>(place.buffer)].address + place.offset;
+}
+
+// One tile's exchange instructions for one phase: what the scheduler
+// counted in exchange_action_bundles, in the same order.
+std::vector<Instruction> exchange_instructions(const TileCodeContext& context, int phase, int tile) {
+  std::vector<Instruction> code;
+  auto set = [&](int reg, std::uint32_t value) {
+    code.push_back(make(Opcode::Setzi, {reg, static_cast<std::int32_t>(value & 0xfffffu)}));
+    if (value >= (1u << 20)) code.push_back(make(Opcode::Sethi, {reg, static_cast<std::int32_t>(value >> 16)}));
+  };
+  ExchangeRegisters registers;
+  const Lir& lir = context.lir;
+  for (const ExchangeAction& action : context.exchanges.actions[static_cast<std::size_t>(phase)][static_cast<std::size_t>(tile)]) {
+    const Transfer& transfer = lir.transfers[static_cast<std::size_t>(action.transfer)];
+    const bool send = action.kind == ExchangeAction::Kind::Send;
+    const Place& place = send ? transfer.source : transfer.destination;
+    set(kScratchAddress, place_address(context, place));
+    if (place.chunk_stride) code.push_back(make(Opcode::Add, {kScratchAddress, kScratchAddress, kChunk}));
+    if (place.iteration_stride) code.push_back(make(Opcode::Add, {kScratchAddress, kScratchAddress, kIteration}));
+    if (registers.length != transfer.bytes) {
+      set(kScratchLength, transfer.bytes);
+      registers.length = transfer.bytes;
+    }
+    if (registers.peer != action.peer) {
+      set(kScratchPeer, action.peer);
+      registers.peer = action.peer;
+    }
+    if (send) {
+      if (action.start >= (1u << 20))
+        throw_failure(fmt::format("tile {}", tile), "exchange phase {} is longer than xwait can count", phase);
+      code.push_back(make(Opcode::Xwait, {static_cast<std::int32_t>(action.start)}));
+      code.push_back(make(Opcode::Send, {kScratchAddress, kScratchLength, kScratchPeer}));
+    } else {
+      code.push_back(make(Opcode::Recv, {kScratchAddress, kScratchLength, kScratchPeer}));
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+ExchangeCode lower_exchanges(const TileCodeContext& context) {
+  ExchangeCode code(static_cast<std::size_t>(context.lir.phases),
+                    std::vector<std::vector<Instruction>>(context.machine.tiles));
+  parallel_for(0, context.machine.tiles, [&](std::size_t tile) {
+    for (int phase = 0; phase < context.lir.phases; ++phase)
+      code[static_cast<std::size_t>(phase)][tile] = exchange_instructions(context, phase, static_cast<int>(tile));
+  });
+  return code;
+}
+
+std::vector<TileArguments> prepare_tile_code(const TileCodeContext& context) {
+  const Lir& lir = context.lir;
+  const GroupPlan& groups = lir.mid->groups;
+  std::vector<TileArguments> result(context.machine.tiles);
+  const std::uint32_t base = context.map ? context.map->arguments_address : 0;
+  parallel_for(0, result.size(), [&](std::size_t tile) {
+    TileArguments& arguments = result[tile];
+    arguments.block_addresses.assign(lir.tasks.size(), {});
+    if (static_cast<int>(tile) / groups.group_size >= groups.groups) return;
+    const int group_tile = static_cast<int>(tile) % groups.group_size;
+    for (std::size_t index = 0; index < lir.tasks.size(); ++index) {
+      const Task& task = lir.tasks[index];
+      if (task.tile != group_tile) continue;
+      for (const auto& words : task.worker_arguments) {
+        arguments.block_addresses[index].push_back(base + static_cast<std::uint32_t>(arguments.bytes.size()));
+        for (const ArgumentWord& word : words) {
+          std::uint32_t value = word.is_address() ? place_address(context, word.place) : word.constant;
+          std::uint8_t bytes[4];
+          std::memcpy(bytes, &value, 4);
+          arguments.bytes.insert(arguments.bytes.end(), bytes, bytes + 4);
+        }
+      }
+    }
+  });
+  return result;
+}
+
+std::vector<TileCode> emit_tile_code(const TileCodeContext& context, const ExchangeCode& exchange,
+                                     std::vector<TileArguments>& arguments) {
+  std::vector<TileCode> programs(context.machine.tiles);
+  parallel_for(0, programs.size(), [&](std::size_t tile) {
+    programs[tile] = SupervisorEmitter(context, static_cast<int>(tile), exchange, arguments[tile]).emit();
+  });
+  return programs;
+}
+
+CodeSizes size_tile_code(const TileCodeContext& context) {
+  ExchangeCode exchange = lower_exchanges(context);
+  std::vector<TileArguments> arguments = prepare_tile_code(context);
+  CodeSizes sizes;
+  for (const TileCode& program : emit_tile_code(context, exchange, arguments)) {
+    sizes.code = std::max(sizes.code, static_cast<std::uint32_t>(program.code.size()));
+    sizes.arguments = std::max(sizes.arguments, static_cast<std::uint32_t>(program.arguments.size()));
+  }
+  return sizes;
+}
+
+}  // namespace tilec::compiler

@@ -1,0 +1,256 @@
+#include "compiler/tile_images.h"
+
+#include "support/error.h"
+
+#include <algorithm>
+
+namespace tilec::compiler {
+
+namespace {
+
+using package::Piece;
+
+std::uint32_t address_of(const Lir& lir, const Place& place, int chunk = 0, int iteration = 0) {
+  return lir.buffers[static_cast<std::size_t>(place.buffer)].address + place.offset +
+         static_cast<std::uint32_t>(chunk) * place.chunk_stride +
+         static_cast<std::uint32_t>(iteration) * place.iteration_stride;
+}
+
+const graph::TensorType& type_of_op(const graph::Graph& graph, const std::string& name) {
+  for (const graph::Op& op : graph.ops)
+    if (op.name == name && (op.kind == graph::OpKind::Input || op.kind == graph::OpKind::Parameter))
+      return graph.type(op.results[0]);
+  throw_failure("build_tile_images", "no input or parameter named '{}'", name);
+}
+
+const graph::TensorType& type_of_output(const graph::Graph& graph, const std::string& name) {
+  for (const auto& [output, value] : graph.outputs)
+    if (output == name) return graph.type(value);
+  throw_failure("build_tile_images", "no output named '{}'", name);
+}
+
+class Binder {
+ public:
+  explicit Binder(const ImageInputs& inputs) : in_(inputs), lir_(inputs.lir), groups_(inputs.lir.mid->groups) {}
+
+  std::vector<package::Binding> bindings() {
+    std::vector<package::Binding> result;
+    const Chain& chain = *lir_.chain;
+    for (const auto& [name, activation] : chain.inputs)
+      result.push_back(activation_binding(name, package::BindingRole::Input, type_of_op(in_.graph, name),
+                                          first_value_of(activation)));
+    for (const auto& [gemm, place] : lir_.op_weights) add_weight(result, gemm, place);
+    for (const Task& task : lir_.tasks)
+      if (task.kind == TaskKind::Combine && task.bias.buffer >= 0) add_bias(result, task);
+    for (const auto& [name, activation] : chain.outputs)
+      result.push_back(activation_binding(name, package::BindingRole::Output, type_of_output(in_.graph, name),
+                                          last_value_of(activation)));
+    return result;
+  }
+
+ private:
+  int first_value_of(int activation) const {
+    for (std::size_t id = 0; id < lir_.mid->values.size(); ++id)
+      if (lir_.mid->values[id].activation == activation) return static_cast<int>(id);
+    throw_failure("build_tile_images", "activation {} has no value", activation);
+  }
+  int last_value_of(int activation) const {
+    int last = -1;
+    for (std::size_t id = 0; id < lir_.mid->values.size(); ++id)
+      if (lir_.mid->values[id].activation == activation) last = static_cast<int>(id);
+    return last;
+  }
+
+  // A host input or output: per group, chunk and column part, the rows of
+  // that chunk, split where the leading axes change.
+  package::Binding activation_binding(const std::string& name, package::BindingRole role,
+                                      const graph::TensorType& type, int value_id) {
+    package::Binding binding{name, role, type, {}};
+    const MidValue& value = lir_.mid->values[static_cast<std::size_t>(value_id)];
+    const Place place = lir_.value_places[static_cast<std::size_t>(value_id)];
+    const std::uint32_t element = element_bytes(value.storage.element);
+    const std::int64_t column_stride = groups_.chunk_panels * kPanelRows;
+    const std::size_t rank = type.shape.size();
+    const std::int64_t last_rows = rank >= 2 ? type.shape[rank - 2] : 1;
+    for (int group = 0; group < groups_.groups; ++group)
+      for (int chunk = 0; chunk < groups_.chunks; ++chunk) {
+        const Range rows = groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)];
+        for (std::size_t part = 0; part < value.layout.parts.size(); ++part) {
+          const Range columns = value.layout.parts[part];
+          const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, value.layout.tiles[part].front()));
+          for (std::int64_t row = rows.begin; row < rows.end;) {
+            // Rows up to the end of the current run of the second-to-last axis.
+            std::int64_t run_end = std::min(rows.end, (row / last_rows + 1) * last_rows);
+            Piece piece;
+            piece.tile = tile;
+            piece.address = address_of(lir_, place, chunk) + static_cast<std::uint32_t>(row - rows.begin) * element;
+            std::int64_t outer = row / last_rows;
+            for (std::size_t axis = 0; axis + 2 < rank; ++axis) {
+              // Leading axes as a mixed-radix number.
+              std::int64_t radix = 1;
+              for (std::size_t later = axis + 1; later + 2 < rank; ++later) radix *= type.shape[later];
+              piece.start.push_back(outer / radix % type.shape[axis]);
+              piece.size.push_back(1);
+              piece.strides.push_back(1);
+            }
+            if (rank >= 2) {
+              piece.start.push_back(row % last_rows);
+              piece.size.push_back(run_end - row);
+              piece.strides.push_back(1);
+            }
+            piece.start.push_back(columns.begin);
+            piece.size.push_back(columns.size());
+            piece.strides.push_back(column_stride);
+            binding.pieces.push_back(std::move(piece));
+            row = run_end;
+          }
+        }
+      }
+    return binding;
+  }
+
+  package::Binding& binding_for(std::vector<package::Binding>& bindings, const std::string& name) {
+    for (package::Binding& binding : bindings)
+      if (binding.name == name) return binding;
+    bindings.push_back(package::Binding{name, package::BindingRole::Parameter, type_of_op(in_.graph, name), {}});
+    return bindings.back();
+  }
+
+  // Iterations a per-iteration place repeats over (1 otherwise).
+  int iterations(const Place& place) const {
+    return place.iteration_stride ? static_cast<int>(lir_.mid->repeat_count) : 1;
+  }
+
+  void add_weight(std::vector<package::Binding>& bindings, int gemm, const Place& place) {
+    const MidOp& op = lir_.mid->ops[static_cast<std::size_t>(gemm)];
+    const Step& step = lir_.chain->steps[static_cast<std::size_t>(op.step)];
+    const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(step.weight)];
+    package::Binding& binding = binding_for(bindings, weight.parameter);
+    const std::uint32_t element = element_bytes(weight.storage.element);
+    const bool leading = weight.per_iteration;
+    for (int group = 0; group < groups_.groups; ++group)
+      for (int n = 0; n < op.grid.column_parts; ++n)
+        for (int k = 0; k < op.grid.k_parts; ++k) {
+          const Range columns = op.grid.columns[static_cast<std::size_t>(n)];
+          const Range ks = op.grid.ks[static_cast<std::size_t>(k)];
+          const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, op.grid.tile(n, k)));
+          for (int iteration = 0; iteration < iterations(place); ++iteration)
+            for (std::int64_t block = 0; block * kPanelRows < columns.size(); ++block) {
+              std::int64_t first = columns.begin + block * kPanelRows;
+              std::int64_t width = std::min<std::int64_t>(kPanelRows, columns.end - first);
+              Piece piece;
+              piece.tile = tile;
+              piece.address = address_of(lir_, place, 0, iteration) +
+                              static_cast<std::uint32_t>(block * ks.size() * kPanelRows) * element;
+              if (leading) {
+                piece.start.push_back(iteration);
+                piece.size.push_back(1);
+                piece.strides.push_back(1);
+              }
+              if (step.transpose_weight) {
+                piece.start.insert(piece.start.end(), {first, ks.begin});
+                piece.size.insert(piece.size.end(), {width, ks.size()});
+                piece.strides.insert(piece.strides.end(), {1, kPanelRows});
+              } else {
+                piece.start.insert(piece.start.end(), {ks.begin, first});
+                piece.size.insert(piece.size.end(), {ks.size(), width});
+                piece.strides.insert(piece.strides.end(), {kPanelRows, 1});
+              }
+              binding.pieces.push_back(std::move(piece));
+            }
+        }
+  }
+
+  // A bias: one word per output column of the task's tile; an FP16 bias
+  // fills both halves of its word (two pieces), so one 32-bit load feeds a
+  // splat of eight FP16 lanes.
+  void add_bias(std::vector<package::Binding>& bindings, const Task& task) {
+    const MidOp& op = lir_.mid->ops[static_cast<std::size_t>(task.op)];
+    const MidValue& output = lir_.mid->values[static_cast<std::size_t>(op.output)];
+    const EpilogueOp* bias_op = nullptr;
+    for (const EpilogueOp& e : op.epilogue)
+      if (e.kind == EpilogueOp::Kind::AddBias) bias_op = &e;
+    const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(bias_op->weight)];
+    package::Binding& binding = binding_for(bindings, weight.parameter);
+    const graph::TensorType& type = binding.type;
+    const Range columns = output.layout.columns_on(task.tile);
+    const bool half = weight.storage.element == ElementType::F16;
+    for (int group = 0; group < groups_.groups; ++group)
+      for (int iteration = 0; iteration < iterations(task.bias); ++iteration)
+        for (int copy = 0; copy < (half ? 2 : 1); ++copy) {
+          Piece piece;
+          piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, task.tile));
+          piece.address = address_of(lir_, task.bias, 0, iteration) + static_cast<std::uint32_t>(copy) * 2;
+          for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
+            piece.start.push_back(axis == 0 && weight.per_iteration ? iteration : 0);
+            piece.size.push_back(1);
+            piece.strides.push_back(1);
+          }
+          piece.start.push_back(columns.begin);
+          piece.size.push_back(columns.size());
+          piece.strides.push_back(half ? 2 : 1);
+          binding.pieces.push_back(std::move(piece));
+        }
+  }
+
+  const ImageInputs& in_;
+  const Lir& lir_;
+  const GroupPlan& groups_;
+};
+
+package::RegionKind region_kind(BufferKind kind) {
+  switch (kind) {
+    case BufferKind::ReceiveSlots: return package::RegionKind::ExchangeBuffer;
+    case BufferKind::Partial: return package::RegionKind::Scratch;
+    default: return package::RegionKind::Tensor;
+  }
+}
+
+}  // namespace
+
+package::Package build_tile_images(const ImageInputs& inputs) {
+  const Lir& lir = inputs.lir;
+  const MemoryMap& map = inputs.map;
+  package::Package result;
+  result.target = inputs.machine.name;
+  result.exchange_groups = inputs.exchanges.groups;
+
+  std::vector<package::Segment> library_segments;
+  std::vector<package::Symbol> library_symbols;
+  for (const isa::Segment& segment : inputs.library.segments)
+    library_segments.push_back(package::Segment{segment.name, segment.address, segment.bytes, segment.executable});
+  for (const isa::LinkedSymbol& symbol : inputs.library.symbols)
+    if (symbol.global)
+      library_symbols.push_back(package::Symbol{symbol.name, symbol.address, symbol.size,
+                                                symbol.kind == isa::SymbolKind::Kernel ? package::SymbolKind::Kernel
+                                                                                       : package::SymbolKind::Function});
+  std::vector<package::Region> regions{
+      {"kernel library", map.library_address, map.library_bytes, package::RegionKind::Code},
+      {"supervisor code", map.code_address, map.code_bytes, package::RegionKind::Code},
+      {"kernel arguments", map.arguments_address, map.arguments_bytes, package::RegionKind::Arguments}};
+  for (const Buffer& buffer : lir.buffers)
+    if (buffer.bytes > 0) regions.push_back({buffer.name, buffer.address, buffer.bytes, region_kind(buffer.kind)});
+  std::sort(regions.begin(), regions.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
+
+  result.tiles.resize(inputs.machine.tiles);
+  for (std::size_t tile = 0; tile < result.tiles.size(); ++tile) {
+    package::TileImage& image = result.tiles[tile];
+    TileCode& program = inputs.programs[tile];
+    image.entry = map.code_address;
+    image.segments = library_segments;
+    image.segments.push_back(package::Segment{
+        ".text", map.code_address, std::make_shared<const std::vector<std::uint8_t>>(std::move(program.code)), true});
+    if (!program.arguments.empty())
+      image.segments.push_back(package::Segment{
+          ".args", map.arguments_address,
+          std::make_shared<const std::vector<std::uint8_t>>(std::move(program.arguments)), false});
+    image.symbols = library_symbols;
+    image.symbols.push_back(package::Symbol{"main", map.code_address, map.code_bytes, package::SymbolKind::Function});
+    image.regions = regions;
+    image.peak_bytes = map.peak_bytes(inputs.machine);
+  }
+  result.bindings = Binder(inputs).bindings();
+  return result;
+}
+
+}  // namespace tilec::compiler

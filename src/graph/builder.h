@@ -1,0 +1,98 @@
+// GraphBuilder: constructs a valid Graph op by op, inferring every result's
+// shape (graph/shape_inference.h) and returning the ids of the new values.
+//
+// Conventions it enforces, which the JSON format relies on:
+// - names are letters, digits, '_', '-' and '.', not starting with '-' or
+//   '.'; op names are unique within their graph and so are output names;
+// - a value is named after its op; a repeat with several carried values
+//   names its k-th result "NAME#k";
+// - inputs come first, then parameters, then every other op;
+// - only the top-level graph has inputs, parameters and named outputs; a
+//   repeat body's outputs are the next values of its carried arguments.
+// Every mistake throws BadInput "op 'NAME': ..." naming the operands and
+// their shapes.
+#pragma once
+
+#include "graph/graph.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tilec::graph {
+
+// True for names the builder accepts (see above).
+bool is_valid_name(std::string_view name);
+
+class GraphBuilder {
+ public:
+  GraphBuilder() = default;
+
+  ValueId input(const std::string& name, const TensorType& type);
+  ValueId parameter(const std::string& name, const TensorType& type);
+
+  // A[..., M, K] x B[..., K, N] -> [..., M, N] stored as `result`; a
+  // transposed operand is stored with its last two axes swapped.
+  ValueId gemm(const std::string& name, ValueId a, ValueId b, StorageType result,
+               bool transpose_a = false, bool transpose_b = false);
+  // Results of the ops below are stored like their first operand unless
+  // `result` says otherwise.
+  ValueId gelu(const std::string& name, ValueId x,
+               GeluApproximation approximation = GeluApproximation::Tanh,
+               std::optional<StorageType> result = {});
+  ValueId add(const std::string& name, ValueId a, ValueId b,
+              std::optional<StorageType> result = {});
+  ValueId cast(const std::string& name, ValueId x, StorageType result);
+  // Over the last axis of x; gamma and beta have shape [W].
+  ValueId layernorm(const std::string& name, ValueId x, ValueId gamma, ValueId beta,
+                    float epsilon = 1e-6f, std::optional<StorageType> result = {});
+  ValueId softmax(const std::string& name, ValueId x, int axis = -1,
+                  std::optional<StorageType> result = {});
+  // q [..., S, D], k [..., T, D], v [..., T, E] -> [..., S, E]; scale 0 = 1/sqrt(D).
+  ValueId attention(const std::string& name, ValueId q, ValueId k, ValueId v, float scale = 0.0f,
+                    std::optional<StorageType> result = {});
+
+  struct RepeatOperands {
+    std::vector<ValueId> carried{};
+    std::vector<ValueId> sequence{};   // leading axis == count
+    std::vector<ValueId> invariant{};
+    // Names of the body's arguments in the order carried, sequence,
+    // invariant; empty = the operands' own names.
+    std::vector<std::string> argument_names{};
+  };
+  // Builds the body on `body`, whose `arguments` are the body's argument
+  // values (carried, then sequence slices, then invariants); returns the
+  // next carried values.
+  using BodyFunction =
+      std::function<std::vector<ValueId>(GraphBuilder& body, const std::vector<ValueId>& arguments)>;
+  // Returns the carried values' final values.
+  std::vector<ValueId> repeat(const std::string& name, std::int64_t count,
+                              const RepeatOperands& operands, const BodyFunction& build_body);
+
+  void output(const std::string& name, ValueId value);
+
+  const Graph& graph() const { return graph_; }
+  // The value named `name`, or kNoValue.
+  ValueId find(const std::string& name) const;
+  // The finished graph; a top-level graph needs at least one output.
+  Graph finish();
+
+ private:
+  ValueId add_single(Op op, std::optional<StorageType> result);
+  std::vector<ValueId> add_op(Op op, std::vector<StorageType> result_storage);
+  std::vector<ValueId> append(Op op, std::vector<TensorType> result_types);
+  ValueId add_source(OpKind kind, const std::string& name, const TensorType& type);
+  ValueId add_argument(const std::string& name, const TensorType& type);
+  void claim_op_name(const std::string& name);
+  void check_operand(const std::string& op_name, ValueId id) const;
+
+  Graph graph_;
+  bool is_body_ = false;
+  std::set<std::string, std::less<>> op_names_;
+  std::map<std::string, ValueId, std::less<>> value_names_;
+};
+
+}  // namespace tilec::graph

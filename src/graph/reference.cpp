@@ -1,0 +1,327 @@
+#include "graph/reference.h"
+
+#include "graph/validate.h"
+#include "numerics/fp8.h"
+#include "numerics/reference_ops.h"
+#include "support/error.h"
+#include "support/parallel.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+namespace tilec::graph {
+
+namespace {
+
+using Values = std::vector<float>;
+
+// A value during interpretation: its elements as FP32, already rounded to
+// its storage type. Shared, because carried and invariant values pass into
+// every iteration unchanged.
+struct Buffer {
+  TensorType type;
+  std::shared_ptr<const Values> data;
+};
+
+std::int64_t product(const Shape& shape) {
+  std::int64_t count = 1;
+  for (std::int64_t extent : shape) count *= extent;
+  return count;
+}
+
+Shape drop_last(const Shape& shape, std::size_t axes) {
+  return Shape(shape.begin(), shape.end() - static_cast<std::ptrdiff_t>(axes));
+}
+
+// Runs body(begin, end) over [0, count) in chunks; elementwise work only, so
+// the split cannot change a bit.
+template <typename Body>
+void for_chunks(std::int64_t count, Body&& body) {
+  constexpr std::int64_t kChunk = 1 << 16;
+  const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+  parallel_for(0, static_cast<std::size_t>(chunks), [&](std::size_t chunk) {
+    const std::int64_t begin = static_cast<std::int64_t>(chunk) * kChunk;
+    body(begin, std::min(count, begin + kChunk));
+  });
+}
+
+// Maps flat indices of a broadcast result to flat indices of one operand
+// (NumPy rules: shapes aligned on the right, extent-1 axes repeated).
+class BroadcastMap {
+ public:
+  BroadcastMap(const Shape& operand, const Shape& result) : result_(result), strides_(result.size(), 0) {
+    std::int64_t stride = 1;
+    const std::size_t offset = result.size() - operand.size();
+    for (std::size_t i = operand.size(); i-- > 0;) {
+      if (operand[i] != 1) strides_[i + offset] = stride;
+      stride *= operand[i];
+    }
+  }
+
+  std::int64_t operator()(std::int64_t flat) const {
+    std::int64_t offset = 0;
+    for (std::size_t axis = result_.size(); axis-- > 0;) {
+      offset += flat % result_[axis] * strides_[axis];
+      flat /= result_[axis];
+    }
+    return offset;
+  }
+
+ private:
+  Shape result_;
+  std::vector<std::int64_t> strides_;
+};
+
+void round_to(Values& values, StorageType storage) {
+  if (storage.element == ElementType::F32) return;
+  for_chunks(static_cast<std::int64_t>(values.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      values[static_cast<std::size_t>(i)] = round_to_storage(values[static_cast<std::size_t>(i)], storage);
+  });
+}
+
+std::span<const float> slice(const Buffer& buffer, std::int64_t offset, std::int64_t count) {
+  return std::span<const float>(*buffer.data).subspan(static_cast<std::size_t>(offset),
+                                                      static_cast<std::size_t>(count));
+}
+
+Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result) {
+  const Shape& as = a.type.shape;
+  const Shape& bs = b.type.shape;
+  const std::int64_t m = result[result.size() - 2], n = result.back();
+  const std::int64_t k = op.transpose_a ? as[as.size() - 2] : as.back();
+  Values c(static_cast<std::size_t>(product(result)));
+  const Shape batch = drop_last(result, 2);
+  const Shape a_batch = drop_last(as, 2), b_batch = drop_last(bs, 2);
+  if (product(b_batch) == 1 && !op.transpose_a) {
+    // One B for every batch element: a single GEMM over all rows of A.
+    const std::int64_t rows = product(a_batch) * m;
+    reference::gemm(*a.data, *b.data, c, rows, n, k, false, op.transpose_b);
+    return c;
+  }
+  const BroadcastMap a_map(a_batch, batch), b_map(b_batch, batch);
+  for (std::int64_t i = 0; i < product(batch); ++i)
+    reference::gemm(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
+                    std::span<float>(c).subspan(static_cast<std::size_t>(i * m * n),
+                                                static_cast<std::size_t>(m * n)),
+                    m, n, k, op.transpose_a, op.transpose_b);
+  return c;
+}
+
+Values add(const Buffer& a, const Buffer& b, const Shape& result) {
+  Values c(static_cast<std::size_t>(product(result)));
+  const BroadcastMap a_map(a.type.shape, result), b_map(b.type.shape, result);
+  const Values& av = *a.data;
+  const Values& bv = *b.data;
+  for_chunks(product(result), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      c[static_cast<std::size_t>(i)] =
+          av[static_cast<std::size_t>(a_map(i))] + bv[static_cast<std::size_t>(b_map(i))];
+  });
+  return c;
+}
+
+Values gelu(const Op& op, const Buffer& x) {
+  Values out(x.data->size());
+  const Values& in = *x.data;
+  for_chunks(static_cast<std::int64_t>(in.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i)
+      out[i] = op.approximation == GeluApproximation::Tanh ? reference::gelu_tanh(in[i])
+                                                            : reference::gelu_erf(in[i]);
+  });
+  return out;
+}
+
+Values softmax(const Op& op, const Buffer& x) {
+  const Shape& shape = x.type.shape;
+  const auto axis = static_cast<std::size_t>(op.axis < 0 ? op.axis + static_cast<int>(shape.size()) : op.axis);
+  const std::int64_t length = shape[axis];
+  const std::int64_t inner = product(Shape(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end()));
+  const std::int64_t outer = product(drop_last(shape, shape.size() - axis));
+  Values out(x.data->size());
+  if (inner == 1) {
+    reference::softmax(*x.data, out, length);
+    return out;
+  }
+  // Make the softmax axis innermost, normalise, and put it back.
+  Values moved(out.size()), normalised(out.size());
+  auto moved_index = [&](std::int64_t o, std::int64_t l, std::int64_t i) {
+    return static_cast<std::size_t>((o * inner + i) * length + l);
+  };
+  auto original_index = [&](std::int64_t o, std::int64_t l, std::int64_t i) {
+    return static_cast<std::size_t>((o * length + l) * inner + i);
+  };
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t l = 0; l < length; ++l)
+      for (std::int64_t i = 0; i < inner; ++i) moved[moved_index(o, l, i)] = (*x.data)[original_index(o, l, i)];
+  reference::softmax(moved, normalised, length);
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t l = 0; l < length; ++l)
+      for (std::int64_t i = 0; i < inner; ++i) out[original_index(o, l, i)] = normalised[moved_index(o, l, i)];
+  return out;
+}
+
+Values layernorm(const Op& op, const Buffer& x, const Buffer& gamma, const Buffer& beta) {
+  Values out(x.data->size());
+  reference::layernorm(*x.data, *gamma.data, *beta.data, out, x.type.shape.back(), op.epsilon);
+  return out;
+}
+
+Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v, const Shape& result) {
+  const Shape& qs = q.type.shape;
+  const Shape& ks = k.type.shape;
+  const std::int64_t s = qs[qs.size() - 2], d = qs.back(), t = ks[ks.size() - 2];
+  const std::int64_t e = result.back();
+  const float scale = op.attention_scale != 0.0f ? op.attention_scale
+                                                 : 1.0f / std::sqrt(static_cast<float>(d));
+  const Shape batch = drop_last(result, 2);
+  const BroadcastMap q_map(drop_last(qs, 2), batch), k_map(drop_last(ks, 2), batch),
+      v_map(drop_last(v.type.shape, 2), batch);
+  Values out(static_cast<std::size_t>(product(result)));
+  Values scores(static_cast<std::size_t>(s * t)), probabilities(scores.size());
+  for (std::int64_t i = 0; i < product(batch); ++i) {
+    reference::gemm(slice(q, q_map(i) * s * d, s * d), slice(k, k_map(i) * t * d, t * d), scores, s,
+                    t, d, false, true);
+    for (float& score : scores) score *= scale;
+    reference::softmax(scores, probabilities, t);
+    reference::gemm(probabilities, slice(v, v_map(i) * t * e, t * e),
+                    std::span<float>(out).subspan(static_cast<std::size_t>(i * s * e),
+                                                  static_cast<std::size_t>(s * e)),
+                    s, e, t);
+  }
+  return out;
+}
+
+class Interpreter {
+ public:
+  Interpreter(bool keep_intermediates, TensorMap& intermediates)
+      : keep_(keep_intermediates), intermediates_(intermediates) {}
+
+  // Runs `graph` with its arguments (bodies) or with `sources` supplying its
+  // inputs and parameters; returns its outputs' buffers in order.
+  std::vector<Buffer> run(const Graph& graph, const std::vector<Buffer>& arguments,
+                          const TensorMap* sources, const std::string& prefix) {
+    std::vector<Buffer> values(graph.values.size());
+    for (std::size_t i = 0; i < arguments.size(); ++i)
+      values[static_cast<std::size_t>(graph.arguments[i])] = arguments[i];
+    for (const Op& op : graph.ops) {
+      try {
+        execute(graph, op, values, sources, prefix);
+      } catch (const Error& error) {
+        throw error.within(fmt::format("op '{}{}'", prefix, op.name));
+      }
+    }
+    std::vector<Buffer> outputs;
+    for (const auto& [name, id] : graph.outputs) outputs.push_back(values[static_cast<std::size_t>(id)]);
+    return outputs;
+  }
+
+ private:
+  static Buffer source(const Graph& graph, const Op& op, const TensorMap& sources) {
+    return Buffer{graph.type(op.results[0]),
+                  std::make_shared<const Values>(sources.at(op.name).to_floats())};
+  }
+
+  void execute(const Graph& graph, const Op& op, std::vector<Buffer>& values, const TensorMap* sources,
+               const std::string& prefix) {
+    auto operand = [&](std::size_t i) -> const Buffer& {
+      return values[static_cast<std::size_t>(op.operands[i])];
+    };
+    if (op.kind == OpKind::Input || op.kind == OpKind::Parameter) {
+      TILEC_CHECK(sources, "{} '{}' inside a repeat body", op_kind_name(op.kind), op.name);
+      values[static_cast<std::size_t>(op.results[0])] = source(graph, op, *sources);
+      return;
+    }
+    if (op.kind == OpKind::Repeat) {
+      std::vector<Buffer> results = repeat(op, values, prefix);
+      for (std::size_t i = 0; i < results.size(); ++i) store(graph, op.results[i], values, results[i], prefix);
+      return;
+    }
+    const TensorType& type = graph.type(op.results[0]);
+    Values result;
+    switch (op.kind) {
+      case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape); break;
+      case OpKind::Gelu: result = gelu(op, operand(0)); break;
+      case OpKind::Add: result = add(operand(0), operand(1), type.shape); break;
+      case OpKind::Cast: result = *operand(0).data; break;
+      case OpKind::LayerNorm: result = layernorm(op, operand(0), operand(1), operand(2)); break;
+      case OpKind::Softmax: result = softmax(op, operand(0)); break;
+      case OpKind::Attention: result = attention(op, operand(0), operand(1), operand(2), type.shape); break;
+      default: TILEC_CHECK(false, "op kind {} has no interpreter", op_kind_name(op.kind));
+    }
+    round_to(result, type.storage);
+    store(graph, op.results[0], values, Buffer{type, std::make_shared<const Values>(std::move(result))},
+          prefix);
+  }
+
+  void store(const Graph& graph, ValueId id, std::vector<Buffer>& values, Buffer buffer,
+             const std::string& prefix) {
+    if (keep_)
+      intermediates_.insert_or_assign(prefix + graph.value(id).name,
+                                      Tensor::from_floats(buffer.type, *buffer.data));
+    values[static_cast<std::size_t>(id)] = std::move(buffer);
+  }
+
+  std::vector<Buffer> repeat(const Op& op, const std::vector<Buffer>& values, const std::string& prefix) {
+    const auto carried = static_cast<std::size_t>(op.signature.carried);
+    const auto sequence_end = carried + static_cast<std::size_t>(op.signature.sequence);
+    std::vector<Buffer> operands;
+    for (ValueId id : op.operands) operands.push_back(values[static_cast<std::size_t>(id)]);
+    std::vector<Buffer> state(operands.begin(), operands.begin() + static_cast<std::ptrdiff_t>(carried));
+    for (std::int64_t iteration = 0; iteration < op.count; ++iteration) {
+      std::vector<Buffer> arguments = state;
+      for (std::size_t i = carried; i < operands.size(); ++i) {
+        if (i >= sequence_end) {
+          arguments.push_back(operands[i]);
+          continue;
+        }
+        // Iteration `iteration` sees slice `iteration` of the leading axis.
+        TensorType type = operands[i].type;
+        type.shape.erase(type.shape.begin());
+        const std::int64_t size = type.elements();
+        std::span<const float> part = slice(operands[i], iteration * size, size);
+        arguments.push_back(Buffer{type, std::make_shared<const Values>(part.begin(), part.end())});
+      }
+      state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration));
+    }
+    return state;
+  }
+
+  bool keep_;
+  TensorMap& intermediates_;
+};
+
+// Every input and parameter must be given with exactly its graph type.
+void check_sources(const Graph& graph, const TensorMap& tensors) {
+  for (const Op& op : graph.ops) {
+    if (op.kind != OpKind::Input && op.kind != OpKind::Parameter) continue;
+    const std::string where = fmt::format("{} '{}'", op_kind_name(op.kind), op.name);
+    const TensorType& type = graph.type(op.results[0]);
+    auto found = tensors.find(op.name);
+    if (found == tensors.end()) throw_bad_input(where, "no tensor given for it");
+    if (!(found->second.type == type))
+      throw_bad_input(where, "the graph needs {}, the tensor given is {}", type_text(type),
+                      type_text(found->second.type));
+    if (static_cast<std::int64_t>(found->second.bytes.size()) != type.bytes())
+      throw_bad_input(where, "the tensor holds {} bytes, not {}", found->second.bytes.size(),
+                      type.bytes());
+  }
+}
+
+}  // namespace
+
+ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool keep_intermediates) {
+  validate(graph);
+  check_sources(graph, tensors);
+  ReferenceResult result;
+  Interpreter interpreter(keep_intermediates, result.intermediates);
+  std::vector<Buffer> outputs = interpreter.run(graph, {}, &tensors, "");
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    result.outputs.insert_or_assign(graph.outputs[i].first,
+                                    Tensor::from_floats(outputs[i].type, *outputs[i].data));
+  return result;
+}
+
+}  // namespace tilec::graph

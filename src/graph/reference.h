@@ -1,0 +1,29 @@
+// The host reference interpreter: runs any valid graph on the host and gives
+// the numbers every device run is compared with.
+//
+// Each op computes in FP32 with the kernels of numerics/reference_ops.h and
+// rounds its result once to the result's storage type (round_to_storage), as
+// the device stores it. Inside an op nothing else is rounded: attention keeps
+// its scores and probabilities in FP32. A repeat runs its body `count` times
+// (iteration i sees slice i of each sequence operand); it is never unrolled.
+// Results are bit-identical for any host thread count.
+#pragma once
+
+#include "graph/graph.h"
+#include "graph/tensor.h"
+
+namespace tilec::graph {
+
+struct ReferenceResult {
+  TensorMap outputs;  // by output name
+  // With keep_intermediates: every op result by value name; a repeat body's
+  // values as "REPEAT[i].NAME" (iteration i, nested repeats chained).
+  TensorMap intermediates;
+};
+
+// `tensors` holds every input and parameter by name with exactly its graph
+// type (others are ignored); BadInput names a missing or mistyped one.
+ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors,
+                              bool keep_intermediates = false);
+
+}  // namespace tilec::graph

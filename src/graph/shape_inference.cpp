@@ -1,0 +1,265 @@
+#include "graph/shape_inference.h"
+
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+namespace tilec::graph {
+
+namespace {
+
+constexpr std::array<std::string_view, 2> kAB{"a", "b"};
+constexpr std::array<std::string_view, 1> kX{"x"};
+constexpr std::array<std::string_view, 3> kLayerNorm{"x", "gamma", "beta"};
+constexpr std::array<std::string_view, 3> kAttention{"q", "k", "v"};
+
+Shape leading(const Shape& shape, std::size_t trailing_axes) {
+  return Shape(shape.begin(), shape.end() - static_cast<std::ptrdiff_t>(trailing_axes));
+}
+
+Shape concat(Shape head, std::initializer_list<std::int64_t> tail) {
+  head.insert(head.end(), tail);
+  return head;
+}
+
+class OpChecker {
+ public:
+  OpChecker(const Op& op, std::span<const TensorType> operands)
+      : op_(op), operands_(operands), where_(fmt::format("op '{}'", op.name)) {}
+
+  std::vector<Shape> infer() {
+    switch (op_.kind) {
+      case OpKind::Input:
+      case OpKind::Parameter: return {};
+      case OpKind::Gemm: return {gemm()};
+      case OpKind::Gelu:
+      case OpKind::Cast: return {shape(0)};
+      case OpKind::Add: return {add()};
+      case OpKind::LayerNorm: return {layernorm()};
+      case OpKind::Softmax: return {softmax()};
+      case OpKind::Attention: return {attention()};
+      case OpKind::Repeat: return repeat();
+    }
+    throw_bad_input(where_, "unknown op kind {}", static_cast<int>(op_.kind));
+  }
+
+  void check_operand_count() {
+    if (op_.kind == OpKind::Repeat) return;
+    const std::size_t expected = operand_roles(op_.kind).size();
+    if (operands_.size() != expected)
+      throw_bad_input(where_, "{} takes {} operands, not {}", op_kind_name(op_.kind), expected,
+                      operands_.size());
+  }
+
+ private:
+  const Shape& shape(std::size_t index) const { return operands_[index].shape; }
+  std::string_view role(std::size_t index) const { return operand_roles(op_.kind)[index]; }
+  std::string shape_of(std::size_t index) const { return shape_text(shape(index)); }
+
+  void require_rank(std::size_t index, std::size_t rank, std::string_view form) const {
+    if (shape(index).size() < rank)
+      throw_bad_input(where_, "operand '{}' has shape {} but needs at least {} axes ({})",
+                      role(index), shape_of(index), rank, form);
+  }
+
+  // Broadcasts the batch axes of two operands (all but their `trailing` last axes).
+  Shape broadcast_batch(std::size_t first, std::size_t second, std::size_t trailing) const {
+    std::optional<Shape> batch =
+        broadcast_shapes(leading(shape(first), trailing), leading(shape(second), trailing));
+    if (!batch)
+      throw_bad_input(where_,
+                      "operand '{}' has shape {} whose batch axes {} do not broadcast with "
+                      "those of operand '{}' {}",
+                      role(second), shape_of(second), shape_text(leading(shape(second), trailing)),
+                      role(first), shape_text(leading(shape(first), trailing)));
+    return *batch;
+  }
+
+  Shape gemm() const {
+    require_rank(0, 2, "[..., M, K]");
+    require_rank(1, 2, "[..., K, N]");
+    const Shape& a = shape(0);
+    const Shape& b = shape(1);
+    const std::size_t ra = a.size(), rb = b.size();
+    const std::int64_t m = op_.transpose_a ? a[ra - 1] : a[ra - 2];
+    const std::int64_t k = op_.transpose_a ? a[ra - 2] : a[ra - 1];
+    const std::int64_t kb = op_.transpose_b ? b[rb - 1] : b[rb - 2];
+    const std::int64_t n = op_.transpose_b ? b[rb - 2] : b[rb - 1];
+    if (k != kb)
+      throw_bad_input(where_, "operand 'b' has shape {}{} but operand 'a' needs K = {}",
+                      shape_of(1), op_.transpose_b ? " (transposed)" : "", k);
+    return concat(broadcast_batch(0, 1, 2), {m, n});
+  }
+
+  Shape add() const {
+    std::optional<Shape> result = broadcast_shapes(shape(0), shape(1));
+    if (!result)
+      throw_bad_input(where_, "operand 'b' has shape {} which does not broadcast with operand 'a' {}",
+                      shape_of(1), shape_of(0));
+    return *result;
+  }
+
+  Shape layernorm() const {
+    require_rank(0, 1, "[..., W]");
+    const Shape width{shape(0).back()};
+    for (std::size_t index : {1, 2})
+      if (shape(index) != width)
+        throw_bad_input(where_, "operand '{}' has shape {} but operand 'x' needs {}",
+                        role(index), shape_of(index), shape_text(width));
+    if (!std::isfinite(op_.epsilon) || op_.epsilon < 0)
+      throw_bad_input(where_, "epsilon {} must be finite and >= 0", op_.epsilon);
+    return shape(0);
+  }
+
+  Shape softmax() const {
+    const auto rank = static_cast<int>(shape(0).size());
+    if (op_.axis < -rank || op_.axis >= rank)
+      throw_bad_input(where_, "axis {} is out of range for operand 'x' of shape {}", op_.axis,
+                      shape_of(0));
+    return shape(0);
+  }
+
+  Shape attention() const {
+    require_rank(0, 2, "[..., S, D]");
+    require_rank(1, 2, "[..., T, D]");
+    require_rank(2, 2, "[..., T, E]");
+    const Shape& q = shape(0);
+    const Shape& k = shape(1);
+    const Shape& v = shape(2);
+    if (k.back() != q.back())
+      throw_bad_input(where_, "operand 'k' has shape {} but operand 'q' needs D = {}", shape_of(1),
+                      q.back());
+    if (v[v.size() - 2] != k[k.size() - 2])
+      throw_bad_input(where_, "operand 'v' has shape {} but operand 'k' needs T = {}", shape_of(2),
+                      k[k.size() - 2]);
+    if (!std::isfinite(op_.attention_scale))
+      throw_bad_input(where_, "attention scale {} must be finite", op_.attention_scale);
+    Shape batch = broadcast_batch(0, 1, 2);
+    std::optional<Shape> with_v = broadcast_shapes(batch, leading(v, 2));
+    if (!with_v)
+      throw_bad_input(where_, "operand 'v' has shape {} whose batch axes {} do not broadcast with {}",
+                      shape_of(2), shape_text(leading(v, 2)), shape_text(batch));
+    return concat(*with_v, {q[q.size() - 2], v.back()});
+  }
+
+  std::vector<Shape> repeat() const {
+    const RepeatSignature& signature = op_.signature;
+    if (op_.count < 1) throw_bad_input(where_, "repeat count {} must be >= 1", op_.count);
+    if (signature.carried < 1 || signature.sequence < 0 || signature.invariant < 0)
+      throw_bad_input(where_, "repeat needs >= 1 carried operand, not {} ({} sequence, {} invariant)",
+                      signature.carried, signature.sequence, signature.invariant);
+    const auto arguments =
+        static_cast<std::size_t>(signature.carried + signature.sequence + signature.invariant);
+    if (operands_.size() != arguments)
+      throw_bad_input(where_, "repeat signature names {} operands but the op has {}", arguments,
+                      operands_.size());
+    if (!op_.body) throw_bad_input(where_, "repeat has no body");
+    const Graph& body = *op_.body;
+    if (body.arguments.size() != arguments)
+      throw_bad_input(where_, "repeat has {} operands but its body {} arguments", arguments,
+                      body.arguments.size());
+    for (std::size_t i = 0; i < arguments; ++i) check_repeat_argument(body, i);
+
+    const auto carried = static_cast<std::size_t>(signature.carried);
+    if (body.outputs.size() != carried)
+      throw_bad_input(where_, "repeat body has {} outputs but {} carried values", body.outputs.size(),
+                      carried);
+    std::vector<Shape> results;
+    for (std::size_t i = 0; i < carried; ++i) {
+      const TensorType& output = body.type(body.outputs[i].second);
+      if (!(output == operands_[i]))
+        throw_bad_input(where_, "repeat body output {} '{}' has type {} but carried '{}' has type {}",
+                        i, body.outputs[i].first, type_text(output),
+                        body.value(body.arguments[i]).name, type_text(operands_[i]));
+      results.push_back(operands_[i].shape);
+    }
+    return results;
+  }
+
+  void check_repeat_argument(const Graph& body, std::size_t index) const {
+    const Value& argument = body.value(body.arguments[index]);
+    const TensorType& operand = operands_[index];
+    const auto carried = static_cast<std::size_t>(op_.signature.carried);
+    const auto sequence = static_cast<std::size_t>(op_.signature.sequence);
+    std::string_view kind = index < carried              ? "carried"
+                            : index < carried + sequence ? "sequence"
+                                                         : "invariant";
+    TensorType expected = operand;
+    if (kind == "sequence") {
+      if (operand.shape.empty() || operand.shape[0] != op_.count)
+        throw_bad_input(where_, "sequence operand '{}' has shape {} but its leading axis must equal "
+                        "the count {}",
+                        argument.name, shape_text(operand.shape), op_.count);
+      expected.shape.erase(expected.shape.begin());
+    }
+    if (!(argument.type == expected))
+      throw_bad_input(where_, "{} operand '{}' has type {} so its body argument needs {}, not {}",
+                      kind, argument.name, type_text(operand), type_text(expected),
+                      type_text(argument.type));
+  }
+
+  const Op& op_;
+  std::span<const TensorType> operands_;
+  std::string where_;
+};
+
+}  // namespace
+
+std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+
+void check_type(const std::string& where, const std::string& what, const TensorType& type) {
+  std::int64_t elements = 1;
+  for (std::int64_t extent : type.shape) {
+    if (extent < 1)
+      throw_bad_input(where, "{} has shape {}: every extent must be >= 1", what,
+                      shape_text(type.shape));
+    if (elements > kLargestElementCount / extent)
+      throw_bad_input(where, "{} has shape {}: more than 2^40 elements", what,
+                      shape_text(type.shape));
+    elements *= extent;
+  }
+  const StorageType storage = type.storage;
+  if (!is_fp8(storage.element) && storage.scale != 0)
+    throw_bad_input(where, "{} has type {} with scale {}: only FP8 types take a scale", what,
+                    element_type_name(storage.element), storage.scale);
+  if (storage.scale < -kLargestFp8Scale || storage.scale > kLargestFp8Scale)
+    throw_bad_input(where, "{} has scale {}: scales must lie within +-{}", what, storage.scale,
+                    kLargestFp8Scale);
+}
+
+std::span<const std::string_view> operand_roles(OpKind kind) {
+  switch (kind) {
+    case OpKind::Gemm:
+    case OpKind::Add: return kAB;
+    case OpKind::Gelu:
+    case OpKind::Cast:
+    case OpKind::Softmax: return kX;
+    case OpKind::LayerNorm: return kLayerNorm;
+    case OpKind::Attention: return kAttention;
+    default: return {};
+  }
+}
+
+std::vector<Shape> infer_result_shapes(const Op& op, std::span<const TensorType> operands) {
+  OpChecker checker(op, operands);
+  checker.check_operand_count();
+  return checker.infer();
+}
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape result(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    // Axes align from the right; a missing axis counts as extent 1.
+    const std::int64_t ea = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t eb = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (ea != eb && ea != 1 && eb != 1) return std::nullopt;
+    result[i] = std::max(ea, eb);
+  }
+  return result;
+}
+
+}  // namespace tilec::graph

@@ -1,0 +1,127 @@
+// `tilec reference`, run as a user would.
+#include "graph/npy.h"
+#include "tilec_process.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace tilec::cli_testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+void expect_one_line_error(const TilecRun& run, const std::string& expected) {
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "tilec: error: " + expected + "\n");
+}
+
+nlohmann::json json_of(const TilecRun& run) {
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  return nlohmann::json::parse(run.out);
+}
+
+TEST(ReferenceCommand, PrintsASummary) {
+  const TilecRun run = run_tilec("reference --workload mlp --batch 2 --bias --seed 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("reference: mlp fp8 batch 2 blocks 1 bias seed 3\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  x   input      f143(s=-8)[2,8,16]  256 bytes\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  b1  parameter  f16[32]             64 bytes\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  y   output     f16[2,8,16]         min "));
+  EXPECT_THAT(run.out, HasSubstr("  rms "));
+  EXPECT_THAT(run.out, HasSubstr("\n  16,384 MACs in "));
+  EXPECT_EQ(run.err, "");
+}
+
+TEST(ReferenceCommand, JsonSummaryIsDeterministicAcrossThreadCounts) {
+  const nlohmann::json one = json_of(run_tilec("--threads 1 reference --workload mlp --tokens 300 --json"));
+  const nlohmann::json two = json_of(run_tilec("--threads 2 reference --workload mlp --tokens 300 --json"));
+  ASSERT_EQ(one["outputs"].size(), 1u);
+  const nlohmann::json& y = one["outputs"][0];
+  EXPECT_EQ(y["name"], "y");
+  EXPECT_EQ(y["type"], "f16[1,300,16]");
+  EXPECT_EQ(y["shape"], nlohmann::json::array({1, 300, 16}));
+  EXPECT_EQ(y["nonFinite"], 0);
+  EXPECT_GT(y["rms"].get<double>(), 0.0);
+  EXPECT_EQ(y["xxh64"], two["outputs"][0]["xxh64"]);
+  EXPECT_EQ(one["macs"], 2 * 300 * 16 * 32);
+  EXPECT_EQ(one["inputBytes"], 300 * 16);
+  EXPECT_EQ(one["weightBytes"], 2 * 16 * 32);
+  EXPECT_EQ(one["inputs"].size(), 3u);
+  // Another seed gives other data.
+  EXPECT_NE(json_of(run_tilec("reference --workload mlp --tokens 300 --json --seed 1"))["outputs"][0]["xxh64"],
+            y["xxh64"]);
+}
+
+TEST(ReferenceCommand, DumpedGraphAndDataRunAgain) {
+  const std::string dir = fresh_directory("reference_dump");
+  const nlohmann::json first =
+      json_of(run_tilec("reference --workload mlp --blocks 3 --precision fp16 --json --dump " + dir));
+  for (const char* file : {"x.npy", "W1.npy", "W2.npy", "y.npy", "manifest.json", "graph.json"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
+  const nlohmann::json manifest = nlohmann::json::parse(file_text(dir + "/manifest.json"));
+  EXPECT_EQ(manifest["tensors"].size(), 4u);
+  const nlohmann::json again = json_of(run_tilec("reference --json --graph " + dir + "/graph.json --inputs " + dir));
+  EXPECT_EQ(again["outputs"][0]["xxh64"], first["outputs"][0]["xxh64"]);
+  EXPECT_EQ(again["run"], dir + "/graph.json");
+}
+
+TEST(ReferenceCommand, BadNpyHeaderIsOneLine) {
+  const std::string dir = fresh_directory("reference_bad_npy");
+  ASSERT_EQ(run_tilec("reference --workload mlp --dump " + dir).exit_code, 0);
+  std::string bytes = file_text(dir + "/x.npy");
+  bytes.replace(bytes.find("descr"), 5, "DESCR");
+  write_file(dir + "/x.npy", bytes);
+  const TilecRun run = run_tilec("reference --graph " + dir + "/graph.json --inputs " + dir);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, StartsWith("tilec: error: " + dir + "/x.npy"));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(ReferenceCommand, MissingInputTensorIsOneLine) {
+  const std::string dir = fresh_directory("reference_missing");
+  ASSERT_EQ(run_tilec("reference --workload mlp --dump " + dir).exit_code, 0);
+  std::filesystem::remove(dir + "/W2.npy");
+  const TilecRun run = run_tilec("reference --graph " + dir + "/graph.json --inputs " + dir);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("W2"));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(ReferenceCommand, AnUnwritableDumpIsAFailure) {
+  // The inputs were fine; writing the results was not: exit 1.
+  const std::string dir = fresh_directory("reference_unwritable");
+  std::filesystem::create_directory(dir + "/graph.json");
+  const TilecRun run = run_tilec("reference --workload mlp --dump " + dir);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "tilec: error: " + dir + "/graph.json: cannot open the file for writing\n");
+}
+
+TEST(ReferenceCommand, OutOfRangeFlagsAreOneLine) {
+  const std::string run = "reference --workload siglip-mlp ";
+  expect_one_line_error(run_tilec(run + "--batch 0"), "--batch 0: must be an integer >= 1");
+  expect_one_line_error(run_tilec(run + "--batch two"), "--batch two: must be an integer >= 1");
+  expect_one_line_error(run_tilec(run + "--blocks 0"), "--blocks 0: must be an integer >= 1");
+  expect_one_line_error(run_tilec(run + "--precision fp4"), "--precision fp4: must be fp8, fp16 or fp32");
+  expect_one_line_error(run_tilec(run + "--fp8-scale big"), "--fp8-scale big: must be an integer or auto");
+  expect_one_line_error(run_tilec(run + "--fp8-scale 99"), "workload: FP8 scale 99 is beyond +-64");
+  expect_one_line_error(run_tilec(run + "--precision fp16 --fp8-scale 2"),
+                        "workload: an FP8 scale applies to fp8 precision only, not fp16");
+  expect_one_line_error(run_tilec(run + "--seed -1"), "--seed -1: must be an integer >= 0");
+}
+
+TEST(ReferenceCommand, UsageErrorsAreOneLine) {
+  expect_one_line_error(run_tilec("reference"),
+                        "reference: give --workload NAME or --graph FILE --inputs DIR (one of them)");
+  expect_one_line_error(run_tilec("reference --graph g.json"), "--graph: needs --inputs DIR with its inputs and parameters");
+  expect_one_line_error(run_tilec("reference --workload mlp --inputs d"), "--inputs: applies to --graph only");
+  expect_one_line_error(run_tilec("reference --workload mlp --intermediates"), "--intermediates: needs --dump DIR");
+  expect_one_line_error(run_tilec("reference --graph g.json --inputs d --precision fp16"),
+                        "--precision: applies to --workload only");
+}
+
+}  // namespace
+}  // namespace tilec::cli_testing

@@ -1,0 +1,272 @@
+#include "graph/builder.h"
+#include "graph/validate.h"
+#include "support/error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tilec::graph {
+namespace {
+
+
+constexpr StorageType kF32{ElementType::F32, 0};
+constexpr StorageType kF16{ElementType::F16, 0};
+constexpr StorageType kF143{ElementType::F143, -4};
+
+TensorType f32(Shape shape) { return {std::move(shape), kF32}; }
+
+// The message of the BadInput error `build` throws.
+template <typename Build>
+std::string bad_input_message(Build&& build) {
+  try {
+    build();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::BadInput) << error.what();
+    return error.what();
+  }
+  ADD_FAILURE() << "no error thrown";
+  return "";
+}
+
+TEST(GraphText, TypesAndOpNames) {
+  EXPECT_EQ(type_text({{1, 729, 1152}, kF143}), "f143(s=-4)[1,729,1152]");
+  EXPECT_EQ(type_text({{4304}, kF16}), "f16[4304]");
+  EXPECT_EQ(type_text({{}, kF32}), "f32[]");
+  for (OpKind kind : {OpKind::Input, OpKind::Parameter, OpKind::Gemm, OpKind::Gelu, OpKind::Add,
+                      OpKind::Cast, OpKind::LayerNorm, OpKind::Softmax, OpKind::Attention,
+                      OpKind::Repeat})
+    EXPECT_EQ(parse_op_kind(op_kind_name(kind)), kind);
+  EXPECT_EQ(op_kind_name(OpKind::LayerNorm), "layernorm");
+  EXPECT_EQ(parse_op_kind("matmul"), std::nullopt);
+}
+
+TEST(GraphBuilder, GemmBroadcastsBatchAxesAndHonoursTransposes) {
+  GraphBuilder b;
+  ValueId a = b.input("a", f32({2, 1, 5, 3}));
+  ValueId w = b.parameter("w", f32({4, 3, 7}));
+  ValueId wt = b.parameter("wt", f32({7, 3}));
+  ValueId at = b.parameter("at", f32({3, 5}));
+  ValueId y = b.gemm("y", a, w, kF16);
+  EXPECT_EQ(b.graph().type(y), (TensorType{{2, 4, 5, 7}, kF16}));
+  ValueId z = b.gemm("z", a, wt, kF32, false, true);
+  EXPECT_EQ(b.graph().type(z).shape, (Shape{2, 1, 5, 7}));
+  ValueId u = b.gemm("u", at, wt, kF32, true, true);
+  EXPECT_EQ(b.graph().type(u).shape, (Shape{5, 7}));
+  b.output("y", y);
+  Graph graph = b.finish();
+  validate(graph);
+  EXPECT_EQ(graph.producer(y)->name, "y");
+  EXPECT_EQ(graph.producer(a)->kind, OpKind::Input);
+  ASSERT_EQ(graph.inputs().size(), 1u);
+  ASSERT_EQ(graph.parameters().size(), 3u);
+  EXPECT_EQ(graph.parameters()[1]->name, "wt");
+}
+
+TEST(GraphBuilder, GemmShapeErrorsNameOpOperandsAndShapes) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({1, 729, 1152}));
+  ValueId w = b.parameter("W1", f32({1000, 4304}));
+  ValueId v = b.parameter("v", f32({3, 1152, 4}));
+  ValueId s = b.parameter("s", f32({5}));
+  EXPECT_EQ(bad_input_message([&] { b.gemm("gemm1", x, w, kF16); }),
+            "op 'gemm1': operand 'b' has shape [1000,4304] but operand 'a' needs K = 1152");
+  EXPECT_EQ(bad_input_message([&] { b.gemm("gemm2", x, w, kF16, false, true); }),
+            "op 'gemm2': operand 'b' has shape [1000,4304] (transposed) but operand 'a' needs K = 1152");
+  EXPECT_EQ(bad_input_message([&] { b.gemm("gemm3", x, s, kF16); }),
+            "op 'gemm3': operand 'b' has shape [5] but needs at least 2 axes ([..., K, N])");
+  EXPECT_EQ(bad_input_message([&] {
+                GraphBuilder c;
+                ValueId p = c.input("p", f32({2, 3, 4}));
+                ValueId q = c.parameter("q", f32({3, 4, 5}));
+                c.gemm("g", p, q, kF32);
+              }),
+              "op 'g': operand 'b' has shape [3,4,5] whose batch axes [3] do not broadcast with "
+              "those of operand 'a' [2]");
+  EXPECT_EQ(b.graph().type(b.gemm("ok", x, v, kF16)).shape, (Shape{3, 729, 4}));
+}
+
+TEST(GraphBuilder, ElementwiseOpsBroadcastAndKeepStorage) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 3, 4}, kF16});
+  ValueId bias = b.parameter("bias", f32({4}));
+  ValueId col = b.parameter("col", f32({3, 1}));
+  ValueId g = b.gelu("g", x, GeluApproximation::Erf);
+  EXPECT_EQ(b.graph().type(g), (TensorType{{2, 3, 4}, kF16}));
+  EXPECT_EQ(b.graph().ops.back().approximation, GeluApproximation::Erf);
+  ValueId s = b.add("s", g, bias);
+  EXPECT_EQ(b.graph().type(s), (TensorType{{2, 3, 4}, kF16}));
+  ValueId t = b.add("t", col, bias, kF32);
+  EXPECT_EQ(b.graph().type(t), (TensorType{{3, 4}, kF32}));
+  ValueId c = b.cast("c", s, kF143);
+  EXPECT_EQ(b.graph().type(c), (TensorType{{2, 3, 4}, kF143}));
+  EXPECT_EQ(bad_input_message([&] { b.parameter("z", f32({5})); }),
+            "parameter 'z': declared after gelu 'g': declare inputs, then parameters, then ops");
+  EXPECT_EQ(bad_input_message([&] { b.input("i", f32({5})); }),
+            "input 'i': declared after parameter 'bias': declare inputs, then parameters, then ops");
+}
+
+TEST(GraphBuilder, AddReportsShapesThatDoNotBroadcast) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({2, 3, 5}));
+  ValueId y = b.parameter("y", f32({3, 4}));
+  EXPECT_EQ(bad_input_message([&] { b.add("sum", x, y); }),
+            "op 'sum': operand 'b' has shape [3,4] which does not broadcast with operand 'a' [2,3,5]");
+}
+
+TEST(GraphBuilder, LayerNormSoftmaxAndAttentionShapes) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({2, 6, 8}));
+  ValueId k = b.input("k", f32({2, 5, 8}));
+  ValueId v = b.input("v", f32({1, 5, 3}));
+  ValueId gamma = b.parameter("gamma", f32({8}));
+  ValueId beta = b.parameter("beta", f32({8}));
+  ValueId wrong = b.parameter("wrong", f32({6}));
+  ValueId n = b.layernorm("ln", x, gamma, beta, 1e-5f);
+  EXPECT_EQ(b.graph().type(n).shape, (Shape{2, 6, 8}));
+  EXPECT_EQ(b.graph().ops.back().epsilon, 1e-5f);
+  EXPECT_EQ(bad_input_message([&] { b.layernorm("ln2", x, gamma, wrong); }),
+            "op 'ln2': operand 'beta' has shape [6] but operand 'x' needs [8]");
+  EXPECT_EQ(bad_input_message([&] { b.layernorm("ln3", x, gamma, beta, -1.0f); }),
+            "op 'ln3': epsilon -1 must be finite and >= 0");
+  ValueId s = b.softmax("sm", x, 1);
+  EXPECT_EQ(b.graph().type(s).shape, (Shape{2, 6, 8}));
+  EXPECT_EQ(bad_input_message([&] { b.softmax("sm2", x, 3); }),
+            "op 'sm2': axis 3 is out of range for operand 'x' of shape [2,6,8]");
+  EXPECT_EQ(bad_input_message([&] { b.softmax("sm3", x, -4); }),
+            "op 'sm3': axis -4 is out of range for operand 'x' of shape [2,6,8]");
+  ValueId a = b.attention("att", x, k, v);
+  EXPECT_EQ(b.graph().type(a).shape, (Shape{2, 6, 3}));
+  EXPECT_EQ(bad_input_message([&] { b.attention("att2", x, v, v); }),
+            "op 'att2': operand 'k' has shape [1,5,3] but operand 'q' needs D = 8");
+  EXPECT_EQ(bad_input_message([&] { b.attention("att3", x, k, x); }),
+            "op 'att3': operand 'v' has shape [2,6,8] but operand 'k' needs T = 5");
+}
+
+TEST(GraphBuilder, NamesAreCheckedAndUnique) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({2, 2}));
+  EXPECT_EQ(bad_input_message([&] { b.gelu("x", x); }),
+            "op 'x': the name is already used by another op or value");
+  EXPECT_EQ(bad_input_message([&] { b.gelu("a b", x); }),
+            "op 'a b': names are letters, digits, '_', '-' and '.', not starting with '-' or '.'");
+  EXPECT_EQ(bad_input_message([&] { b.gelu("", x); }),
+            "op '': names are letters, digits, '_', '-' and '.', not starting with '-' or '.'");
+  EXPECT_TRUE(is_valid_name("blocks.0_W-1"));
+  EXPECT_FALSE(is_valid_name("../x"));
+  EXPECT_FALSE(is_valid_name("a#1"));
+  b.output("y", x);
+  EXPECT_EQ(bad_input_message([&] { b.output("y", x); }), "output 'y': two outputs have this name");
+  EXPECT_EQ(bad_input_message([] { GraphBuilder().finish(); }), "graph: the graph has no outputs");
+}
+
+TEST(GraphBuilder, TypesAreChecked) {
+  GraphBuilder b;
+  EXPECT_EQ(bad_input_message([&] { b.input("x", f32({2, 0})); }),
+            "input 'x': the tensor has shape [2,0]: every extent must be >= 1");
+  EXPECT_EQ(bad_input_message([&] { b.input("x", {{2}, {ElementType::F16, 3}}); }),
+            "input 'x': the tensor has type f16 with scale 3: only FP8 types take a scale");
+  EXPECT_EQ(bad_input_message([&] { b.input("x", {{2}, {ElementType::F143, 65}}); }),
+            "input 'x': the tensor has scale 65: scales must lie within +-64");
+  EXPECT_EQ(bad_input_message([&] { b.input("x", f32({1 << 20, 1 << 20, 2})); }),
+            "input 'x': the tensor has shape [1048576,1048576,2]: more than 2^40 elements");
+}
+
+// A two-layer block repeated: x carried, weights per iteration, a bias shared.
+Graph repeated_graph(std::int64_t count) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({4, 6}));
+  ValueId w = b.parameter("W", f32({count, 6, 6}));
+  ValueId bias = b.parameter("bias", f32({6}));
+  std::vector<ValueId> results = b.repeat(
+      "blocks", count, {.carried = {x}, .sequence = {w}, .invariant = {bias}},
+      [](GraphBuilder& body, const std::vector<ValueId>& args) {
+        EXPECT_EQ(body.graph().type(args[1]).shape, (Shape{6, 6}));
+        ValueId h = body.gemm("h", args[0], args[1], kF32);
+        return std::vector<ValueId>{body.add("y", h, args[2])};
+      });
+  b.output("y", results.at(0));
+  return b.finish();
+}
+
+TEST(GraphBuilder, RepeatBuildsOneBodyWithArgumentsInOrder) {
+  Graph graph = repeated_graph(3);
+  validate(graph);
+  const Op& repeat = graph.ops.back();
+  EXPECT_EQ(repeat.kind, OpKind::Repeat);
+  EXPECT_EQ(repeat.count, 3);
+  EXPECT_EQ(repeat.signature.carried, 1);
+  EXPECT_EQ(repeat.signature.sequence, 1);
+  EXPECT_EQ(repeat.signature.invariant, 1);
+  ASSERT_TRUE(repeat.body);
+  EXPECT_EQ(repeat.body->ops.size(), 2u);
+  ASSERT_EQ(repeat.body->arguments.size(), 3u);
+  EXPECT_EQ(repeat.body->value(repeat.body->arguments[0]).name, "x");
+  EXPECT_EQ(repeat.body->value(repeat.body->arguments[1]).name, "W");
+  ASSERT_EQ(repeat.body->outputs.size(), 1u);
+  EXPECT_EQ(repeat.body->outputs[0].first, "x");
+  EXPECT_EQ(graph.value(repeat.results[0]).name, "blocks");
+  EXPECT_EQ(graph.type(repeat.results[0]), (TensorType{{4, 6}, kF32}));
+}
+
+TEST(GraphBuilder, RepeatErrors) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({4, 6}));
+  ValueId w = b.parameter("W", f32({2, 6, 6}));
+  auto identity = [](GraphBuilder&, const std::vector<ValueId>& args) {
+    return std::vector<ValueId>{args[0]};
+  };
+  EXPECT_EQ(bad_input_message([&] { b.repeat("r", 3, {.carried = {x}, .sequence = {w}}, identity); }),
+            "op 'r': sequence operand 'W' has shape [2,6,6] but its leading axis must equal the "
+            "count 3");
+  EXPECT_EQ(bad_input_message([&] { b.repeat("r", 0, {.carried = {x}}, identity); }),
+            "op 'r': repeat count 0 must be >= 1");
+  EXPECT_EQ(bad_input_message([&] { b.repeat("r", 2, {.sequence = {w}}, identity); }),
+            "op 'r': repeat needs >= 1 carried operand, not 0 (1 sequence, 0 invariant)");
+  EXPECT_EQ(bad_input_message([&] {
+              b.repeat("r", 2, {.carried = {x}, .sequence = {w}},
+                       [](GraphBuilder& body, const std::vector<ValueId>& args) {
+                         return std::vector<ValueId>{body.cast("c", args[0], kF16)};
+                       });
+            }),
+            "op 'r': repeat body output 0 'x' has type f16[4,6] but carried 'x' has type f32[4,6]");
+  EXPECT_EQ(bad_input_message([&] {
+              b.repeat("r", 2, {.carried = {x}, .sequence = {w}},
+                       [](GraphBuilder& body, const std::vector<ValueId>& args) {
+                         return std::vector<ValueId>{body.gemm("g", args[1], args[0], kF32)};
+                       });
+            }),
+            "op 'r': op 'g': operand 'b' has shape [4,6] but operand 'a' needs K = 6");
+  EXPECT_EQ(bad_input_message([&] {
+              b.repeat("r", 2, {.carried = {x}}, [](GraphBuilder& body, const std::vector<ValueId>&) {
+                body.parameter("p", f32({1}));
+                return std::vector<ValueId>{};
+              });
+            }),
+            "op 'r': parameter 'p': a repeat body has no parameters: pass values in as invariant operands");
+  EXPECT_EQ(bad_input_message([&] {
+              b.repeat("r", 2, {.carried = {x}}, [](GraphBuilder&, const std::vector<ValueId>&) {
+                return std::vector<ValueId>{};
+              });
+            }),
+            "op 'r': the body returns 0 values for 1 carried values");
+}
+
+TEST(GraphBuilder, RepeatWithSeveralCarriedValuesNamesResults) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({2}));
+  ValueId y = b.input("y", f32({2}));
+  std::vector<ValueId> results =
+      b.repeat("swap", 3, {.carried = {x, y}, .argument_names = {"p", "q"}},
+               [](GraphBuilder&, const std::vector<ValueId>& args) {
+                 return std::vector<ValueId>{args[0], args[0]};
+               });
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(b.graph().value(results[0]).name, "swap#0");
+  EXPECT_EQ(b.graph().value(results[1]).name, "swap#1");
+  EXPECT_EQ(b.find("swap#1"), results[1]);
+  b.output("out", results[1]);
+  validate(b.finish());
+}
+
+}  // namespace
+}  // namespace tilec::graph

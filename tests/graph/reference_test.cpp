@@ -1,0 +1,259 @@
+#include "graph/reference.h"
+
+#include "graph/builder.h"
+#include "graph/workloads.h"
+#include "numerics/fp16.h"
+#include "numerics/fp8.h"
+#include "numerics/reference_ops.h"
+#include "support/error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tilec::graph {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::FloatNear;
+
+constexpr StorageType kF32{ElementType::F32, 0};
+constexpr StorageType kF16{ElementType::F16, 0};
+
+Tensor tensor(Shape shape, std::vector<float> values, StorageType storage = kF32) {
+  return Tensor::from_floats({std::move(shape), storage}, values);
+}
+
+std::vector<float> run_single(Graph graph, const TensorMap& tensors, const std::string& output = "y") {
+  return run_reference(graph, tensors).outputs.at(output).to_floats();
+}
+
+TEST(Reference, GemmWithBroadcastBatchAndTransposes) {
+  GraphBuilder b;
+  ValueId a = b.input("a", {{2, 1, 2}, kF32});
+  ValueId w = b.parameter("w", {{2, 2, 3}, kF32});
+  ValueId wt = b.parameter("wt", {{3, 2}, kF32});
+  b.output("y", b.gemm("y", a, w, kF32));
+  b.output("z", b.gemm("z", a, wt, kF32, false, true));
+  const TensorMap tensors{{"a", tensor({2, 1, 2}, {1, 2, 3, 4})},
+                          {"w", tensor({2, 2, 3}, {1, 0, 2, 0, 1, 3, /**/ 1, 1, 1, 2, 2, 2})},
+                          {"wt", tensor({3, 2}, {1, 0, 0, 1, 1, 1})}};
+  ReferenceResult result = run_reference(b.finish(), tensors);
+  // a[0] = [1 2] x w[0]; a[1] = [3 4] x w[1].
+  EXPECT_THAT(result.outputs.at("y").to_floats(), ElementsAre(1, 2, 8, 11, 11, 11));
+  EXPECT_EQ(result.outputs.at("y").type.shape, (Shape{2, 1, 3}));
+  // z = a x wt^T: [1 2] -> [1, 2, 3]; [3 4] -> [3, 4, 7].
+  EXPECT_THAT(result.outputs.at("z").to_floats(), ElementsAre(1, 2, 3, 3, 4, 7));
+}
+
+TEST(Reference, TransposedAOperand) {
+  GraphBuilder b;
+  ValueId a = b.input("a", {{3, 2}, kF32});  // stored [K, M]
+  ValueId w = b.parameter("w", {{3, 1}, kF32});
+  b.output("y", b.gemm("y", a, w, kF32, true, false));
+  // A = [[1 3 5], [2 4 6]] (M=2, K=3) x [1 1 1]^T.
+  EXPECT_THAT(run_single(b.finish(), {{"a", tensor({3, 2}, {1, 2, 3, 4, 5, 6})},
+                                     {"w", tensor({3, 1}, {1, 1, 1})}}),
+              ElementsAre(9, 12));
+}
+
+TEST(Reference, CastsAndGemmResultsRound) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{3, 1}, kF32});
+  ValueId third = b.parameter("third", {{1, 1}, kF32});
+  b.output("h", b.cast("h", x, kF16));
+  b.output("q", b.cast("q", x, {ElementType::F143, -4}));
+  b.output("g", b.gemm("g", x, third, kF16));
+  const float one_third = 1.0f / 3.0f;
+  ReferenceResult result = run_reference(
+      b.finish(), {{"x", tensor({3, 1}, {one_third, 0.3f, -100.0f})}, {"third", tensor({1, 1}, {one_third})}});
+  EXPECT_THAT(result.outputs.at("h").to_floats(),
+              ElementsAre(round_to_half(one_third), round_to_half(0.3f), -100.0f));
+  // Scaled by 2^4: 5.33 lies between the F143 values 5 and 5.5, 4.8 between
+  // 4.5 and 5; 1600 saturates at 240 (15 after scaling back).
+  EXPECT_THAT(result.outputs.at("q").to_floats(), ElementsAre(0.34375f, 0.3125f, -15.0f));
+  EXPECT_EQ(result.outputs.at("g").at(0), round_to_half(one_third * one_third));
+  EXPECT_EQ(result.outputs.at("g").type.storage, kF16);
+}
+
+TEST(Reference, GeluAddLayerNormSoftmax) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 4}, kF32});
+  ValueId row = b.parameter("row", {{4}, kF32});
+  ValueId column = b.parameter("column", {{2, 1}, kF32});
+  ValueId ones = b.parameter("ones", {{4}, kF32});
+  b.output("tanh", b.gelu("tanh", x, GeluApproximation::Tanh));
+  b.output("erf", b.gelu("erf", x, GeluApproximation::Erf));
+  b.output("sum", b.add("sum", x, row));
+  b.output("outer", b.add("outer", column, row));
+  b.output("ln", b.layernorm("ln", x, ones, row, 0.0f));
+  b.output("sm", b.softmax("sm", x, -1));
+  b.output("sm0", b.softmax("sm0", x, 0));
+  const std::vector<float> xs{1, 2, 3, 4, 0, -1, 0.5f, 2};
+  ReferenceResult result = run_reference(b.finish(), {{"x", tensor({2, 4}, xs)},
+                                                      {"row", tensor({4}, {10, 20, 30, 40})},
+                                                      {"column", tensor({2, 1}, {1, 2})},
+                                                      {"ones", tensor({4}, {1, 1, 1, 1})}});
+  EXPECT_THAT(result.outputs.at("tanh").to_floats()[0], FloatNear(0.841192f, 1e-5f));
+  EXPECT_THAT(result.outputs.at("erf").to_floats()[0], FloatNear(0.841345f, 1e-5f));
+  EXPECT_EQ(result.outputs.at("tanh").to_floats()[4], 0.0f);
+  EXPECT_THAT(result.outputs.at("sum").to_floats(), ElementsAre(11, 22, 33, 44, 10, 19, 30.5f, 42));
+  EXPECT_THAT(result.outputs.at("outer").to_floats(), ElementsAre(11, 21, 31, 41, 12, 22, 32, 42));
+  // Row [1 2 3 4]: mean 2.5, variance 1.25.
+  const float d = std::sqrt(1.25f);
+  EXPECT_THAT(result.outputs.at("ln").to_floats().at(0), FloatNear(10 - 1.5f / d, 1e-5f));
+  EXPECT_THAT(result.outputs.at("ln").to_floats().at(3), FloatNear(40 + 1.5f / d, 1e-5f));
+  const std::vector<float> sm = result.outputs.at("sm").to_floats();
+  const float total = std::exp(1.0f) + std::exp(2.0f) + std::exp(3.0f) + std::exp(4.0f);
+  EXPECT_THAT(sm[3], FloatNear(std::exp(4.0f) / total, 1e-6f));
+  EXPECT_THAT(sm[0] + sm[1] + sm[2] + sm[3], FloatNear(1.0f, 1e-6f));
+  // Axis 0: each column [x0j, x1j] normalised; column 0 is [1, 0].
+  const std::vector<float> sm0 = result.outputs.at("sm0").to_floats();
+  EXPECT_THAT(sm0[0], FloatNear(std::exp(1.0f) / (std::exp(1.0f) + 1.0f), 1e-6f));
+  EXPECT_THAT(sm0[4], FloatNear(1.0f / (std::exp(1.0f) + 1.0f), 1e-6f));
+  EXPECT_THAT(sm0[3] + sm0[7], FloatNear(1.0f, 1e-6f));
+}
+
+TEST(Reference, AttentionByHand) {
+  GraphBuilder b;
+  ValueId q = b.input("q", {{1, 2}, kF32});
+  ValueId k = b.input("k", {{2, 2}, kF32});
+  ValueId v = b.input("v", {{2, 1}, kF32});
+  b.output("y", b.attention("y", q, k, v));
+  b.output("s", b.attention("s", q, k, v, 2.0f));
+  // Scores q.k = [1, 3]; scale 1/sqrt(2); weights softmax; y = weights . [10, 20].
+  ReferenceResult result = run_reference(
+      b.finish(), {{"q", tensor({1, 2}, {1, 1})}, {"k", tensor({2, 2}, {1, 0, 1, 2})}, {"v", tensor({2, 1}, {10, 20})}});
+  auto expected = [](float scale) {
+    const float e1 = std::exp(1.0f * scale), e3 = std::exp(3.0f * scale);
+    return (10 * e1 + 20 * e3) / (e1 + e3);
+  };
+  EXPECT_THAT(result.outputs.at("y").at(0), FloatNear(expected(1.0f / std::sqrt(2.0f)), 1e-4f));
+  EXPECT_THAT(result.outputs.at("s").at(0), FloatNear(expected(2.0f), 1e-4f));
+}
+
+// x -> gelu(x W_i) + bias, i = 0, 1, 2.
+ValueId block(GraphBuilder& g, ValueId in, ValueId w, ValueId bias, const std::string& suffix) {
+  ValueId h = g.gemm("h" + suffix, in, w, kF32);
+  return g.add("y" + suffix, g.gelu("g" + suffix, h), bias, kF16);
+}
+
+// The three blocks as one repeat over a stacked W [3, 3, 3].
+Graph three_blocks() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 3}, kF16});
+  ValueId w = b.parameter("W", {{3, 3, 3}, kF32});
+  ValueId bias = b.parameter("bias", {{3}, kF32});
+  ValueId y = b.repeat("blocks", 3, {.carried = {x}, .sequence = {w}, .invariant = {bias}},
+                       [&](GraphBuilder& body, const std::vector<ValueId>& args) {
+                         return std::vector<ValueId>{block(body, args[0], args[1], args[2], "")};
+                       })
+                  .front();
+  b.output("y", y);
+  return b.finish();
+}
+
+// The same blocks written out, with parameters W0, W1, W2.
+Graph three_blocks_written_out() {
+  GraphBuilder b;
+  ValueId y = b.input("x", {{2, 3}, kF16});
+  std::vector<ValueId> ws;
+  for (int i = 0; i < 3; ++i) ws.push_back(b.parameter(fmt::format("W{}", i), {{3, 3}, kF32}));
+  ValueId bias = b.parameter("bias", {{3}, kF32});
+  for (int i = 0; i < 3; ++i) y = block(b, y, ws[static_cast<std::size_t>(i)], bias, std::to_string(i));
+  b.output("y", y);
+  return b.finish();
+}
+
+TEST(Reference, RepeatRunsItsBodyPerIterationWithSlices) {
+  const std::vector<float> xs{0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f};
+  std::vector<float> ws(27);
+  for (std::size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<float>((i * 7) % 11) / 8.0f - 0.6f;
+  const std::vector<float> biases{0.1f, -0.2f, 0.3f};
+  const TensorMap tensors{{"x", tensor({2, 3}, xs, kF16)},
+                          {"W", tensor({3, 3, 3}, ws)},
+                          {"bias", tensor({3}, biases)}};
+  const ReferenceResult repeated = run_reference(three_blocks(), tensors, true);
+
+  // The same three blocks computed step by step with the kernels directly.
+  std::vector<float> state = tensors.at("x").to_floats();
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> h(6);
+    reference::gemm(state, std::span<const float>(ws).subspan(static_cast<std::size_t>(9 * i), 9), h, 2, 3, 3);
+    for (std::size_t j = 0; j < 6; ++j)
+      state[j] = round_to_half(reference::gelu_tanh(h[j]) + biases[j % 3]);
+    const std::vector<float> kept = repeated.intermediates.at(fmt::format("blocks[{}].y", i)).to_floats();
+    EXPECT_EQ(kept, state) << "iteration " << i;
+  }
+  EXPECT_EQ(repeated.outputs.at("y").to_floats(), state);
+  EXPECT_EQ(repeated.intermediates.at("blocks").to_floats(), state);
+  EXPECT_FALSE(repeated.intermediates.contains("blocks[3].y"));
+}
+
+TEST(Reference, RepeatEqualsTheOpsWrittenOut) {
+  std::vector<float> stacked(27);
+  for (std::size_t i = 0; i < stacked.size(); ++i)
+    stacked[i] = static_cast<float>((i * 5) % 13) / 10.0f - 0.55f;
+  const Tensor x = tensor({2, 3}, {0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f}, kF16);
+  const Tensor bias = tensor({3}, {0.1f, -0.2f, 0.3f});
+  TensorMap written{{"x", x}, {"bias", bias}};
+  for (std::size_t i = 0; i < 3; ++i)
+    written.emplace(fmt::format("W{}", i),
+                    tensor({3, 3}, std::vector<float>(stacked.begin() + static_cast<std::ptrdiff_t>(9 * i),
+                                                      stacked.begin() + static_cast<std::ptrdiff_t>(9 * i + 9))));
+  const std::vector<float> by_repeat =
+      run_single(three_blocks(), {{"x", x}, {"W", tensor({3, 3, 3}, stacked)}, {"bias", bias}});
+  EXPECT_EQ(run_single(three_blocks_written_out(), written), by_repeat);
+  // Each iteration used its own slice: the order of the slices matters.
+  std::vector<float> reversed;
+  for (int i = 2; i >= 0; --i)
+    reversed.insert(reversed.end(), stacked.begin() + 9 * i, stacked.begin() + 9 * i + 9);
+  EXPECT_NE(run_single(three_blocks(), {{"x", x}, {"W", tensor({3, 3, 3}, reversed)}, {"bias", bias}}),
+            by_repeat);
+}
+
+TEST(Reference, MissingOrMistypedTensorsAreBadInput) {
+  Graph graph = three_blocks();
+  const TensorMap tensors{{"x", tensor({2, 3}, std::vector<float>(6, 1.0f), kF16)},
+                          {"W", tensor({3, 3, 3}, std::vector<float>(27, 1.0f))}};
+  try {
+    run_reference(graph, tensors);
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::BadInput);
+    EXPECT_STREQ(error.what(), "parameter 'bias': no tensor given for it");
+  }
+  TensorMap wrong = tensors;
+  wrong.emplace("bias", tensor({3}, {1, 2, 3}, kF16));
+  try {
+    run_reference(graph, wrong);
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_STREQ(error.what(), "parameter 'bias': the graph needs f32[3], the tensor given is f16[3]");
+  }
+}
+
+TEST(Reference, SmallMlpWorkloadMatchesAHandLoop) {
+  const Graph graph = build_workload("mlp", {.batch = 2, .bias = true});
+  const TensorMap data = generate_data(graph, 5);
+  const std::vector<float> y = run_reference(graph, data).outputs.at("y").to_floats();
+  const std::vector<float> x = data.at("x").to_floats(), w1 = data.at("W1").to_floats(),
+                           w2 = data.at("W2").to_floats(), b1 = data.at("b1").to_floats(),
+                           b2 = data.at("b2").to_floats();
+  const StorageType hidden_fp8{ElementType::F143, kHiddenFp8Scale};
+  const std::size_t rows = 16, width = 16, hidden = 32;
+  std::vector<float> h(rows * hidden), expected(rows * width);
+  reference::gemm(x, w1, h, 16, 32, 16);
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const float biased = round_to_half(round_to_half(h[i]) + b1[i % hidden]);
+    h[i] = round_to_storage(round_to_half(reference::gelu_tanh(biased)), hidden_fp8);
+  }
+  reference::gemm(h, w2, expected, 16, 16, 32);
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    expected[i] = round_to_half(round_to_half(expected[i]) + b2[i % width]);
+  EXPECT_EQ(y, expected);
+}
+
+}  // namespace
+}  // namespace tilec::graph

@@ -1,0 +1,43 @@
+// Small graphs shared by the graph layer's tests.
+#pragma once
+
+#include "graph/builder.h"
+
+namespace tilec::graph::testing_graphs {
+
+constexpr StorageType kF32{ElementType::F32, 0};
+constexpr StorageType kF16{ElementType::F16, 0};
+
+// A graph with every op kind, transposes, renamed repeat arguments and a
+// repeat with two carried values.
+inline Graph every_op_graph() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 4, 8}, kF16});
+  ValueId k = b.input("k", {{2, 5, 8}, kF32});
+  ValueId w = b.parameter("w", {{8, 8}, {ElementType::F143, -3}});
+  ValueId gamma = b.parameter("gamma", {{8}, kF32});
+  ValueId beta = b.parameter("beta", {{8}, kF32});
+  ValueId stacked = b.parameter("stacked", {{3, 8, 8}, {ElementType::E4M3, 0}});
+  ValueId g = b.gemm("g", x, w, kF32, false, true);
+  ValueId a = b.add("a", g, gamma);
+  ValueId ln = b.layernorm("ln", a, gamma, beta, 1e-5f);
+  ValueId sm = b.softmax("sm", ln, 1, kF16);
+  ValueId at = b.attention("at", sm, k, k, 0.3f);
+  ValueId ge = b.gelu("ge", at, GeluApproximation::Erf);
+  ValueId c = b.cast("c", ge, {ElementType::F152, 2});
+  std::vector<ValueId> loop = b.repeat(
+      "loop", 3,
+      {.carried = {ge, a}, .sequence = {stacked}, .invariant = {gamma},
+       .argument_names = {"h", "a", "w_i", "gamma"}},
+      [](GraphBuilder& body, const std::vector<ValueId>& args) {
+        ValueId h = body.gemm("mm", args[0], args[2], kF32, false, false);
+        ValueId sum = body.add("sum", h, args[3]);
+        return std::vector<ValueId>{body.cast("back", sum, kF16), args[1]};
+      });
+  b.output("y", loop[0]);
+  b.output("a_final", loop[1]);
+  b.output("c", c);
+  return b.finish();
+}
+
+}  // namespace tilec::graph::testing_graphs
