@@ -15,8 +15,8 @@
 // - after a `send` of L bytes in cycle t the supervisor issues again no
 //   earlier than t + L/4 (and t + 6);
 // - received bytes are written to memory when the receiver's exchange phase
-//   ends; its `xdone` (or a `sync` ending the phase) goes on from the cycle
-//   after its last armed word arrived;
+//   ends; its `xdone` (or a `sync` or `halt` ending the phase) completes in
+//   the cycle after its last armed word arrived;
 // - a tile arrives at a sync when its `sync` has issued, its workers have
 //   exited and its data has landed; all tiles resume at the release, 600
 //   cycles after the last arrival;

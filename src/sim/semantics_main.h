@@ -245,9 +245,6 @@ SEMANTICS(Halt) {
             running, std::popcount(tile.running_workers) > 1 ? "" : "s");
   }
   stop_tile(x, Stop::Halt);
-  if constexpr (X::kTracing)
-    tile.events.push_back(ProfileEvent{x.cycle, x.cycle, kHaltLabel, 0, ProfileEventKind::Halt,
-                                       kSupervisorContext});
 }
 
 SEMANTICS(Getcount) { x.m(0) = static_cast<std::uint32_t>(x.cycle); }
