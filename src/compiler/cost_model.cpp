@@ -1,7 +1,10 @@
 #include "compiler/cost_model.h"
 
+#include "compiler/combine_kernel.h"
+
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 namespace tilec::compiler {
 
@@ -18,52 +21,78 @@ const KernelCosts& kernel_costs() {
   return costs;
 }
 
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, ElementType operand, bool drain_f32) {
+  const KernelCosts& costs = kernel_costs();
+  const bool even = k_steps % 2 == 0;
+  std::int64_t setup = 0;
+  switch (operand) {
+    case ElementType::F32: setup = costs.gemm_job_setup_f32; break;
+    case ElementType::F16: setup = costs.gemm_job_setup_f16 + (even ? 2 : 0); break;
+    default: setup = costs.gemm_job_setup_f8 + (even ? 2 : 0); break;
+  }
+  const std::int64_t per_job =
+      setup + k_steps * amp_bundles_per_k(operand) + (drain_f32 ? costs.gemm_drain_f32 : costs.gemm_drain_f16);
+  return costs.worker_start + jobs * per_job + costs.worker_exit;
+}
+
 double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType operand, bool drain_f32) {
   if (blocks == 0 || k_steps == 0) return 0;
-  const KernelCosts& costs = kernel_costs();
   // Workers take whole 16x16 blocks: the busiest has ceil(blocks / 6).
-  double jobs = static_cast<double>((blocks + 5) / 6);
-  double per_job = static_cast<double>(k_steps) * amp_bundles_per_k(operand) + costs.gemm_job_setup +
-                   (drain_f32 ? costs.gemm_drain_f32 : costs.gemm_drain_f16);
-  return 6 * (jobs * per_job + costs.worker_start) + costs.run_workers;
+  const std::int64_t jobs = (blocks + 5) / 6;
+  return 6.0 * static_cast<double>(gemm_worker_bundles(jobs, k_steps, operand, drain_f32)) +
+         kernel_costs().run_workers;
+}
+
+namespace {
+
+// Generating a variant's schedule takes milliseconds; the planner asks
+// about the same few variants many times.
+CombineShape cached_shape(const CombineVariant& variant) {
+  static std::mutex mutex;
+  static std::map<CombineVariant, CombineShape> shapes;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = shapes.find(variant);
+  if (it == shapes.end()) it = shapes.emplace(variant, combine_shape(variant)).first;
+  return it->second;
+}
+
+}  // namespace
+
+double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements) {
+  if (columns == 0 || column_elements == 0) return 0;
+  const std::int64_t busiest = (columns + 5) / 6;
+  const std::int64_t bundles = combine_worker_bundles(cached_shape(variant), busiest, column_elements / 8);
+  return 6.0 * static_cast<double>(bundles) + kernel_costs().run_workers;
+}
+
+CombineVariant likely_combine_variant(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
+                                      ElementType output) {
+  CombineVariant variant;
+  variant.inputs = std::clamp(inputs, 1, kMaxCombineInputs);
+  variant.input = StorageType{input_type, 0};
+  bool later_f32 = output == ElementType::F32;
+  for (const EpilogueOp& op : epilogue) {
+    later_f32 |= op.result.element == ElementType::F32;
+    variant.stages.push_back(CombineStage{op.kind, op.approximation, StorageType{op.result.element, 0}});
+  }
+  if (epilogue.empty()) variant.sum = StorageType{output, 0};
+  else if (variant.inputs == 1) variant.sum = variant.input;
+  else variant.sum = StorageType{input_type == ElementType::F32 && later_f32 ? ElementType::F32 : ElementType::F16, 0};
+  variant.bias = input_type == ElementType::F32 ? ElementType::F32 : ElementType::F16;
+  return variant;
 }
 
 double map_bundles_per_8(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
                          ElementType output) {
-  // Main slot: 16-byte loads and stores; float slot: conversions and math.
-  double main = 0, flt = 0;
-  auto load_cost = [](ElementType type) { return type == ElementType::F32 ? 2.0 : 1.0; };
-  main += inputs * load_cost(input_type);
-  bool in_f32 = input_type == ElementType::F32;
-  if (inputs > 1) flt += (inputs - 1) * 2 + (in_f32 ? 0 : inputs * 2);  // widen to f32 and add
-  bool as_f32 = inputs > 1 || in_f32;
-  for (const EpilogueOp& op : epilogue) {
-    switch (op.kind) {
-      case EpilogueOp::Kind::AddBias:
-        if (!as_f32) flt += 2;
-        flt += 2;
-        as_f32 = true;
-        break;
-      case EpilogueOp::Kind::Gelu:
-        if (as_f32 && op.result.element == ElementType::F16) flt += 2;  // round to f16 first
-        flt += 2;
-        as_f32 = op.result.element == ElementType::F32;
-        break;
-      case EpilogueOp::Kind::Cast: flt += is_fp8(op.result.element) ? (as_f32 ? 3 : 1) : 2; break;
-    }
-  }
-  main += output == ElementType::F32 ? 2 : 1;
-  return std::max(main, flt) + 0.5;
+  return cached_shape(likely_combine_variant(inputs, input_type, epilogue, output)).bundles_per_8();
 }
 
 double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type,
                        const std::vector<EpilogueOp>& epilogue, ElementType output) {
   if (elements == 0) return 0;
-  const KernelCosts& costs = kernel_costs();
-  double groups = static_cast<double>((elements + 7) / 8);
-  double worker_bundles = groups / 6 * map_bundles_per_8(inputs, input_type, epilogue, output) +
-                          costs.map_job_setup + costs.worker_start;
-  return 6 * worker_bundles + costs.run_workers;
+  // Six workers, one column each, in whole panels (two groups of 8).
+  const std::int64_t per_worker = std::max<std::int64_t>((elements + 95) / 96 * 16, 16);
+  return combine_tile_cycles(likely_combine_variant(inputs, input_type, epilogue, output), 6, per_worker);
 }
 
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,
