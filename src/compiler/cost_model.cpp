@@ -95,6 +95,57 @@ double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type
   return combine_tile_cycles(likely_combine_variant(inputs, input_type, epilogue, output), 6, per_worker);
 }
 
+namespace {
+
+// One pass of a row kernel over C columns issues fixed + per_column x C
+// bundles (its loop runs C - 1 times between a prologue and an epilogue).
+// Every loop issues one bundle per instruction of its busier slot.
+struct PassCost {
+  int per_column;
+  int fixed;
+};
+
+struct RowCosts {
+  PassCost first, second, output;
+  int entry;       // to the first half panel
+  int half_panel;  // per half panel outside the passes
+};
+
+RowCosts row_costs(RowKernel kernel, ElementType input, ElementType output) {
+  const bool in16 = input == ElementType::F16, out16 = output == ElementType::F16;
+  // The output loops widen FP16 inputs (2 instructions) and narrow FP16
+  // outputs (2), and store one quad fewer.
+  const int widen = in16 ? 2 : 0, narrow = out16 ? 2 : 0;
+  if (kernel == RowKernel::LayerNorm)
+    return RowCosts{in16 ? PassCost{4, 4} : PassCost{3, 3}, in16 ? PassCost{8, 4} : PassCost{6, 4},
+                    PassCost{8 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 19, 24};
+  return RowCosts{in16 ? PassCost{4, 5} : PassCost{3, 4}, in16 ? PassCost{8, 4} : PassCost{6, 4},
+                  PassCost{6 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 11, 6};
+}
+
+}  // namespace
+
+std::int64_t row_worker_bundles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                                std::int64_t columns) {
+  if (panels <= 0) return 0;
+  const RowCosts c = row_costs(kernel, input, output);
+  const std::int64_t per_half_panel = c.half_panel + c.first.fixed + c.second.fixed + c.output.fixed +
+                                      columns * (c.first.per_column + c.second.per_column + c.output.per_column);
+  return c.entry + 2 * panels * per_half_panel + 1;
+}
+
+int row_bundles_per_column(RowKernel kernel, ElementType input, ElementType output) {
+  const RowCosts c = row_costs(kernel, input, output);
+  return c.first.per_column + c.second.per_column + c.output.per_column;
+}
+
+double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                       std::int64_t columns) {
+  if (panels == 0 || columns == 0) return 0;
+  return 6.0 * static_cast<double>(row_worker_bundles(kernel, input, output, (panels + 5) / 6, columns)) +
+         kernel_costs().run_workers;
+}
+
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,
                        const MachineModel& machine) {
   if (bytes_in == 0 && bytes_out == 0) return 0;
