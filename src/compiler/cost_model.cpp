@@ -21,18 +21,24 @@ const KernelCosts& kernel_costs() {
   return costs;
 }
 
-std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, ElementType operand, bool drain_f32) {
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, const GemmVariant& variant) {
   const KernelCosts& costs = kernel_costs();
   const bool even = k_steps % 2 == 0;
   std::int64_t setup = 0;
-  switch (operand) {
+  switch (variant.weights) {
     case ElementType::F32: setup = costs.gemm_job_setup_f32; break;
     case ElementType::F16: setup = costs.gemm_job_setup_f16 + (even ? 2 : 0); break;
     default: setup = costs.gemm_job_setup_f8 + (even ? 2 : 0); break;
   }
-  const std::int64_t per_job =
-      setup + k_steps * amp_bundles_per_k(operand) + (drain_f32 ? costs.gemm_drain_f32 : costs.gemm_drain_f16);
+  const std::int64_t per_job = setup + k_steps * amp_bundles_per_k(variant.weights) + gemm_drain_bundles(variant);
   return costs.worker_start + jobs * per_job + costs.worker_exit;
+}
+
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, ElementType operand, bool drain_f32) {
+  GemmVariant variant;
+  variant.weights = variant.activations = operand;
+  variant.drain_f32 = drain_f32;
+  return gemm_worker_bundles(jobs, k_steps, variant);
 }
 
 double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType operand, bool drain_f32) {

@@ -29,8 +29,7 @@ struct KernelCosts {
   int gemm_job_setup_f8 = 19;    // + 2 when k is even
   int gemm_job_setup_f16 = 21;   // + 2 when k is even
   int gemm_job_setup_f32 = 22;
-  int gemm_drain_f16 = 33;       // 16 rows x 2 accrd.f16 paired with stores
-  int gemm_drain_f32 = 65;       // 16 rows x 4 accrd.f32 paired with stores
+  // The drains: see gemm_drain_bundles (kernel_library.h).
   int supervisor_bundle = 6;     // the supervisor issues once every 6 cycles
   int run_workers = 6 * 2 * 6;   // set-up and `run` of six workers
   int exchange_latency = 60;     // worst case across the chip
@@ -39,6 +38,7 @@ struct KernelCosts {
 const KernelCosts& kernel_costs();
 
 // Bundles one GEMM worker issues for `jobs` 16x16 blocks of `k_steps`.
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, const GemmVariant& variant);
 std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, ElementType operand, bool drain_f32);
 
 // Cycles for one tile to compute `blocks` 16x16 output blocks with `k_steps`

@@ -1,9 +1,12 @@
 // The GEMM kernels on one simulated tile against a host computation of the
 // same sums in the same order (bit-identical outputs), with their AMP rate:
-// never above the machine's peak, and close to it on long K.
+// never above the machine's peak, and close to it on long K; and the drain
+// with a fused epilogue (GELU, casts) against the same host steps.
+#include "compiler/cost_model.h"
 #include "kernel_harness.h"
 #include "numerics/fp16.h"
 #include "numerics/fp8.h"
+#include "numerics/reference_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +31,7 @@ struct GemmCase {
   int weight_scale = 0;             // FP8 only
   int activation_scale = 0;
   int workers = 6;
+  std::vector<CombineStage> epilogue;  // fused into the drain
 };
 
 double peak_macs_per_cycle(ElementType operand) {
@@ -86,14 +90,15 @@ struct GemmOutcome {
 GemmOutcome run_gemm(const GemmCase& c) {
   const std::uint32_t m = 16 * c.panels, n = 16 * c.column_blocks, k = c.k;
   const std::uint32_t wbytes = element_bytes(c.weights), xbytes = element_bytes(c.activations);
-  const std::uint32_t obytes = c.drain_f32 ? 4 : 2;
   GemmVariant variant;
   variant.weights = c.weights;
   variant.activations = c.activations;
   variant.activation_stride = c.panels * 16 * xbytes;
-  variant.output_stride = c.panels * 16 * obytes;
   variant.scale = is_fp8(c.weights) ? c.weight_scale + c.activation_scale : 0;
   variant.drain_f32 = c.drain_f32;
+  variant.epilogue = c.epilogue;
+  const std::uint32_t obytes = element_bytes(variant.output());
+  variant.output_stride = c.panels * 16 * obytes;
   KernelLibrary library;
   std::string kernel = library.gemm(variant);
   KernelHarness harness(library);
@@ -141,7 +146,23 @@ GemmOutcome run_gemm(const GemmCase& c) {
       }
       const std::size_t index = std::size_t{column} * m + row;  // [n][panels][16] = [n][m]
       bool same;
-      if (c.drain_f32) {
+      if (!c.epilogue.empty()) {
+        // The drain rounds to FP16, then each stage as the combine kernels do.
+        float value = round_to_half(sum * scale);
+        std::uint8_t code = 0;
+        for (const CombineStage& stage : c.epilogue) {
+          if (stage.kind == EpilogueOp::Kind::Gelu)
+            value = round_to_half(stage.approximation == graph::GeluApproximation::Erf ? reference::gelu_erf(value)
+                                                                                      : reference::gelu_tanh(value));
+          if (is_fp8(stage.result.element)) code = float_to_fp8(value, stage.result.element, stage.result.scale);
+        }
+        if (is_fp8(variant.output())) {
+          same = out[index] == code;
+        } else {
+          std::uint16_t actual = static_cast<std::uint16_t>(out[2 * index] | out[2 * index + 1] << 8);
+          same = actual == float_to_half(value);
+        }
+      } else if (c.drain_f32) {
         float actual;
         std::memcpy(&actual, out.data() + 4 * index, 4);
         same = std::bit_cast<std::uint32_t>(actual) == std::bit_cast<std::uint32_t>(sum * scale);
@@ -266,6 +287,65 @@ TEST(GemmWide, LongKOnSixWorkersRunsAbove95PercentOfThePeak) {
               << " cycles, utilisation " << utilisation(c, outcome) << "\n";
     EXPECT_GT(utilisation(c, outcome), 0.95) << element_type_name(type);
   }
+}
+
+CombineStage stage(EpilogueOp::Kind kind, StorageType result,
+                   graph::GeluApproximation approximation = graph::GeluApproximation::Tanh) {
+  return CombineStage{kind, approximation, result};
+}
+
+TEST(GemmFusedEpilogue, DrainsThroughGeluAndCasts) {
+  using Kind = EpilogueOp::Kind;
+  const StorageType f16{ElementType::F16, 0};
+  const std::vector<std::vector<CombineStage>> epilogues{
+      {stage(Kind::Gelu, f16), stage(Kind::Cast, {ElementType::F143, -4})},
+      {stage(Kind::Gelu, f16, graph::GeluApproximation::Erf)},
+      {stage(Kind::Cast, {ElementType::F152, 1})},
+      {stage(Kind::Cast, f16), stage(Kind::Gelu, f16), stage(Kind::Cast, {ElementType::F143, 0})}};
+  for (ElementType operand : {ElementType::F143, ElementType::F16}) {
+    for (const auto& epilogue : epilogues) {
+      GemmCase c;
+      c.weights = c.activations = operand;
+      c.k = 24;
+      c.panels = 2;
+      c.column_blocks = 4;
+      c.weight_scale = -2;
+      c.epilogue = epilogue;
+      GemmOutcome outcome = run_gemm(c);
+      EXPECT_EQ(outcome.mismatches, 0) << element_type_name(operand);
+      expect_within_peak(c, outcome);
+      GemmVariant variant;
+      variant.weights = variant.activations = operand;
+      variant.epilogue = epilogue;
+      for (std::size_t worker = 0; worker < outcome.result.worker_cycles.size(); ++worker) {
+        const std::int64_t jobs = 8 * static_cast<std::int64_t>(worker + 1) / 6 - 8 * static_cast<std::int64_t>(worker) / 6;
+        EXPECT_EQ(static_cast<std::int64_t>((outcome.result.worker_cycles[worker] + 4) / 6),
+                  gemm_worker_bundles(jobs, c.k, variant));
+      }
+    }
+  }
+}
+
+TEST(GemmFusedEpilogue, SaysWhichEpiloguesTheDrainApplies) {
+  using Kind = EpilogueOp::Kind;
+  const StorageType f16{ElementType::F16, 0}, f32{ElementType::F32, 0}, f8{ElementType::F143, 0};
+  GemmVariant variant;
+  variant.epilogue = {stage(Kind::Gelu, f16), stage(Kind::Cast, f8)};
+  EXPECT_TRUE(fused_epilogue_supported(variant));
+  variant.drain_f32 = true;
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  variant.drain_f32 = false;
+  variant.epilogue = {stage(Kind::Cast, f8), stage(Kind::Gelu, f16)};
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  variant.epilogue = {stage(Kind::Gelu, f32)};
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  variant.epilogue = {stage(Kind::AddBias, f16)};
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  // The same GEMM without an epilogue is another variant, drained as before.
+  KernelLibrary library;
+  GemmVariant plain;
+  variant.epilogue = {stage(Kind::Gelu, f16)};
+  EXPECT_NE(library.gemm(plain), library.gemm(variant));
 }
 
 }  // namespace
