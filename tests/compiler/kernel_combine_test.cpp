@@ -1,6 +1,7 @@
 // The combine kernels (sum of partial inputs, then bias, GELU and casts) on
 // one simulated tile, bit for bit against a host model of the lanes they
 // compute in (docs/kernels.md, "Combine kernels").
+#include "compiler/combine_kernel.h"
 #include "kernel_harness.h"
 #include "numerics/fp16.h"
 #include "numerics/fp8.h"
@@ -281,6 +282,26 @@ TEST(CombineKernel, SharesColumnsBetweenAnyNumberOfWorkers) {
   for (int workers = 1; workers <= 6; ++workers) expect_matches(v, 7, 2, workers);
   expect_matches(v, 1, 1, 1);
   expect_matches(v, 3, 5, 6);  // three workers idle
+}
+
+TEST(CombineKernel, LongColumnsRunAtTheBusierSlotsRate) {
+  // The analytic ideal: one bundle per instruction of the busier slot, per
+  // group of 8 elements, on the busiest worker (2 columns of 48 groups).
+  const std::vector<CombineVariant> variants{
+      variant_of(1, kF32, kF16), variant_of(1, kF32, kF16, {gelu(kF16), cast({ElementType::F143, -4})}),
+      variant_of(3, kF32, kF16), variant_of(2, {ElementType::F143, -1}, kF16),
+      variant_of(2, kF16, kF16, {bias(kF16)}, ElementType::F16)};
+  for (const CombineVariant& v : variants) {
+    CombineOutcome outcome = run_combine(v, 12, 24);
+    EXPECT_EQ(outcome.mismatches, 0);
+    const CombineShape shape = combine_shape(v);
+    const double ideal = 6.0 * shape.ideal_bundles_per_8() * 2 * 48;
+    const double cycles = static_cast<double>(outcome.result.kernel_cycles);
+    std::cerr << describe(v) << ": " << shape.bundles_per_8() << " bundles per 8 (bound " << shape.ideal_bundles_per_8()
+              << "), " << outcome.result.kernel_cycles << " cycles, " << ideal / cycles << " of the ideal\n";
+    EXPECT_GT(ideal / cycles, 0.85) << describe(v);
+    EXPECT_LE(ideal / cycles, 1.0) << describe(v);
+  }
 }
 
 }  // namespace
