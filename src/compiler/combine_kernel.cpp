@@ -26,6 +26,12 @@ constexpr int kOutputPointer = 4;
 constexpr int kBiasPointer = 5;
 constexpr int kFirstInputPointer = 6;
 
+// How a loop body holds its groups of 8 elements in registers.
+struct CombineLayout {
+  int unroll = 1;      // groups of 8 elements per loop iteration
+  bool spare = false;  // a quad per group for rounded results
+};
+
 // Builds the loop body of a combine kernel for `unroll` groups of 8
 // elements, each group in its own registers. Values are summed in FP32
 // lanes (two quads) when an input, the sum or anything later is FP32, else
@@ -35,11 +41,6 @@ constexpr int kFirstInputPointer = 6;
 // quads in FP32 lanes, one in FP16 lanes) for the value, another for the
 // next input being added to it, and optionally one quad more for rounded
 // results (which frees the wider registers sooner).
-struct CombineLayout {
-  int unroll = 1;      // groups of 8 elements per loop iteration
-  bool spare = false;  // a quad per group for rounded results
-};
-
 class CombineWriter {
  public:
   explicit CombineWriter(const CombineVariant& variant) : v_(variant) {

@@ -15,46 +15,51 @@ namespace {
 
 const char* fp8_name(ElementType type) { return type == ElementType::F152 ? "f152" : "f143"; }
 
-// A fused drain: for each accumulator row (an output column of 16 rows),
-// two accrd.f16 into one register set, the stages on its FP16 lanes, and
-// its store, issued in the first bundles of the next row (two sets
-// alternate). Defined as the macro DRAIN_<name>, which the GEMM macro
-// expands as its drain.
-std::string fused_drain_source(const std::string& name, const GemmVariant& variant) {
-  std::vector<std::string> flt;  // one row's float-slot instructions, for set {s}
-  flt.push_back("accrd.f16 $a{x0}:{x0e}, {row}, 0, \\scale");
-  flt.push_back("accrd.f16 $a{x1}:{x1e}, {row}, 1, \\scale");
-  bool fp8 = false;
+std::string quad(int first) { return fmt::format("$a{}:{}", first, first + 3); }
+std::string pair(int first) { return fmt::format("$a{}:{}", first, first + 1); }
+
+bool ends_in_fp8(const GemmVariant& variant) {
+  return !variant.epilogue.empty() && is_fp8(variant.epilogue.back().result.element);
+}
+
+// One accumulator row of a fused drain, in the register set whose quads
+// start at $a(x0) (rows 0-7) and $a(x0 + 4) (rows 8-15): its float-slot
+// instructions, and its stores.
+std::vector<std::string> fused_row(const GemmVariant& variant, int x0, int row) {
+  const int x1 = x0 + 4;
+  std::vector<std::string> ops{fmt::format("accrd.f16 {}, {}, 0, \\scale", quad(x0), row),
+                               fmt::format("accrd.f16 {}, {}, 1, \\scale", quad(x1), row)};
   for (const CombineStage& stage : variant.epilogue) {
     if (stage.kind == EpilogueOp::Kind::Gelu) {
       const int mode = stage.approximation == graph::GeluApproximation::Erf ? 1 : 0;
-      for (const char* pair : {"{x0}:{x0p}", "{x0h}:{x0e}", "{x1}:{x1p}", "{x1h}:{x1e}"})
-        flt.push_back(fmt::format("f16v4gelu $a{0}, $a{0}, {1}", pair, mode));
+      for (int first : {x0, x0 + 2, x1, x1 + 2}) ops.push_back(fmt::format("f16v4gelu {0}, {0}, {1}", pair(first), mode));
     } else if (is_fp8(stage.result.element)) {
-      fp8 = true;
       const char* format = fp8_name(stage.result.element);
-      flt.push_back(fmt::format("f16tof8 $a{{x0}}:{{x0p}}, $a{{x0}}:{{x0e}}, {}, {}", format, stage.result.scale));
-      flt.push_back(fmt::format("f16tof8 $a{{x0h}}:{{x0e}}, $a{{x1}}:{{x1e}}, {}, {}", format, stage.result.scale));
+      ops.push_back(fmt::format("f16tof8 {}, {}, {}, {}", pair(x0), quad(x0), format, stage.result.scale));
+      ops.push_back(fmt::format("f16tof8 {}, {}, {}, {}", pair(x0 + 2), quad(x1), format, stage.result.scale));
     }
   }
-  const std::vector<std::string> stores =
-      fp8 ? std::vector<std::string>{"st128pi $a{x0}:{x0e}, $m6, \\out_stride"}
-          : std::vector<std::string>{"st128pi $a{x0}:{x0e}, $m6, 16", "st128pi $a{x1}:{x1e}, $m6, \\out_stride - 16"};
-  auto fill = [](std::string text, int set, int row) {
-    const int x0 = 8 * set, x1 = 8 * set + 4;
-    for (auto [key, value] : std::vector<std::pair<std::string, int>>{{"{x0}", x0}, {"{x0p}", x0 + 1}, {"{x0h}", x0 + 2},
-                                                                      {"{x0e}", x0 + 3}, {"{x1}", x1}, {"{x1p}", x1 + 1},
-                                                                      {"{x1h}", x1 + 2}, {"{x1e}", x1 + 3}, {"{row}", row}})
-      for (std::size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, key.size(), std::to_string(value));
-    return text;
-  };
+  return ops;
+}
+
+std::vector<std::string> fused_stores(const GemmVariant& variant, int x0) {
+  if (ends_in_fp8(variant)) return {fmt::format("st128pi {}, $m6, \\out_stride", quad(x0))};
+  return {fmt::format("st128pi {}, $m6, 16", quad(x0)), fmt::format("st128pi {}, $m6, \\out_stride - 16", quad(x0 + 4))};
+}
+
+// A fused drain, as the macro DRAIN_<name> that the GEMM macro expands:
+// each accumulator row in one of two register sets ($a0:7, $a8:15, in
+// turn), its stores in the first bundles of the next row.
+std::string fused_drain_source(const std::string& name, const GemmVariant& variant) {
   std::string text = fmt::format(".macro DRAIN_{} scale, out_stride\n", name);
+  std::vector<std::string> pending;  // the previous row's stores
   for (int row = 0; row <= 16; ++row) {
-    for (std::size_t i = 0; i < (row == 16 ? stores.size() : flt.size()); ++i) {
-      std::string main = row > 0 && i < stores.size() ? fill(stores[i], (row - 1) % 2, row - 1) : "";
-      std::string fl = row < 16 && i < flt.size() ? fill(flt[i], row % 2, row) : "";
-      text += main.empty() ? "    " + fl + "\n" : fl.empty() ? "    " + main + "\n" : "    { " + main + " ; " + fl + " }\n";
+    const std::vector<std::string> ops = row < 16 ? fused_row(variant, 8 * (row % 2), row) : std::vector<std::string>{};
+    for (std::size_t i = 0; i < std::max(ops.size(), pending.size()); ++i) {
+      if (i < ops.size() && i < pending.size()) text += fmt::format("    {{ {} ; {} }}\n", pending[i], ops[i]);
+      else text += "    " + (i < ops.size() ? ops[i] : pending[i]) + "\n";
     }
+    if (row < 16) pending = fused_stores(variant, 8 * (row % 2));
   }
   return text + ".endm\n";
 }
@@ -94,15 +99,8 @@ bool fused_epilogue_supported(const GemmVariant& variant) {
 
 int gemm_drain_bundles(const GemmVariant& variant) {
   if (variant.epilogue.empty()) return variant.drain_f32 ? 65 : 33;
-  int per_row = 2, last_stores = 2;
-  for (const CombineStage& stage : variant.epilogue) {
-    if (stage.kind == EpilogueOp::Kind::Gelu) per_row += 4;
-    if (is_fp8(stage.result.element)) {
-      per_row += 2;
-      last_stores = 1;
-    }
-  }
-  return 16 * per_row + last_stores;
+  // Every row's float-slot instructions, then the last row's stores.
+  return 16 * static_cast<int>(fused_row(variant, 0, 0).size()) + static_cast<int>(fused_stores(variant, 0).size());
 }
 
 std::string KernelLibrary::gemm(const GemmVariant& variant) {

@@ -80,24 +80,11 @@ std::vector<std::uint8_t> bytes_of(const std::vector<T>& values) {
   return bytes;
 }
 
-template <typename T>
-std::vector<T> values_of(const std::vector<std::uint8_t>& bytes) {
-  std::vector<T> values(bytes.size() / sizeof(T));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
-  return values;
-}
-
 class KernelHarness {
  public:
   explicit KernelHarness(const KernelLibrary& library)
       : machine_(ipu21_cut(1)), runtime_(compile_runtime()), variants_(compile_kernels(library)),
         image_(link_runtime({&runtime_, &variants_}, machine_)) {}
-
-  const isa::Image& image() const { return image_; }
-  std::uint32_t symbol_size(const std::string& name) const {
-    const isa::LinkedSymbol* symbol = image_.find(name);
-    return symbol ? symbol->size : 0;
-  }
 
   KernelResult run(const KernelRun& run) const {
     package::TileImage tile;
