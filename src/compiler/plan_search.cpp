@@ -206,12 +206,12 @@ void add_row_step(const SearchContext& context, int step_index, int from, Label&
   add_rearrange(context, from, context.layouts.id(whole_rows_layout(input.cols)), storage_bytes(input.storage), repeat,
                 label);
   std::int64_t elements = context.rows * input.cols;
-  // Two passes over the row (statistics, then normalise), on one tile.
-  label.cycles += repeat * 3 * map_tile_cycles(elements, 1, input.storage.element, {}, step.result.element);
+  const RowKernel kernel = step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax;
+  label.cycles += repeat * row_tile_cycles(kernel, input.storage.element, step.result.element,
+                                           context.rows / kPanelRows, input.cols);
   label.activation_peak = std::max(label.activation_peak,
-                                   elements * (storage_bytes(input.storage) + storage_bytes(step.result)) +
-                                       context.rows * 16);
-  if (step.gamma >= 0) label.weight_bytes += 2 * input.cols * storage_bytes(chain.weights[step.gamma].storage);
+                                   elements * (storage_bytes(input.storage) + storage_bytes(step.result)));
+  if (step.gamma >= 0) label.weight_bytes += 8 * input.cols;
   label.supervisor_bundles += 20;
 }
 
