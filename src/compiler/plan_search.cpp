@@ -395,9 +395,11 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
           io += label.output_columns * record_rows * storage_bytes(chain.activations[activation].storage);
         std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
         std::int64_t data = label.weight_bytes + label.activation_peak + io;
+        choice.estimate.peak_bytes = code + data;
+        if (!search.smallest || choice.estimate.peak_bytes < search.smallest->estimate.peak_bytes)
+          search.smallest = choice;
         // Data lives in interleaved memory (128-bit loads), code in standard.
         if (data > options.machine.interleaved.bytes() || code > options.machine.standard.bytes()) continue;
-        choice.estimate.peak_bytes = code + data;
         fits |= choice.estimate.peak_bytes <= options.budget();
         all.push_back(std::move(choice));
       }
