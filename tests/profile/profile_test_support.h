@@ -13,6 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -109,6 +112,29 @@ inline std::string read_text(const std::string& path) {
 
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a shell command line, capturing both streams through files named
+// after `name` in the test's temporary directory.
+inline CommandResult run_command(const std::string& command, const std::string& name) {
+  const std::string base = ::testing::TempDir() + "/tilec_profile_cmd_" + name;
+  const int status = std::system(fmt::format("{} >'{}.out' 2>'{}.err'", command, base, base).c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text(base + ".out");
+  result.err = read_text(base + ".err");
+  return result;
+}
+
+// `tilec ARGUMENTS` with the built binary.
+inline CommandResult run_tilec(const std::string& arguments, const std::string& name) {
+  return run_command(fmt::format("'{}' {}", TILEC_BINARY, arguments), name);
 }
 
 }  // namespace tilec::profile::testing

@@ -39,6 +39,7 @@ TEST(RenderHtml, IsOneSelfContainedPage) {
     EXPECT_THAT(html, Not(HasSubstr(outside))) << outside;
   EXPECT_THAT(html, HasSubstr("window.tilecReady = true"));
   EXPECT_THAT(html, HasSubstr("<canvas id=\"timeline\">"));
+  EXPECT_EQ(html, render_html(testing::mlp_profile()));  // deterministic
 }
 
 TEST(RenderHtml, InlinesTheProfilesData) {
