@@ -108,6 +108,80 @@ TEST_F(Browser, ScreenshotIsAPictureOfThePage) {
   EXPECT_GT(bytes.size(), 40'000u);
 }
 
+// A run with nothing in it (no events, no regions, no cycles) still gives a
+// working page.
+TEST_F(Browser, EmptyProfileLoadsWithoutErrors) {
+  const std::string empty = (output_directory() / "empty-report.html").string();
+  testing::write_text(empty, render_html(testing::blank_profile(1, 0)));
+  const testing::CommandResult result =
+      chromium("--virtual-time-budget=3000 --dump-dom 'file://" + empty + "'", "empty");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string status = status_element(result.out);
+  EXPECT_THAT(status, HasSubstr("data-ready=\"true\""));
+  EXPECT_THAT(status, HasSubstr("data-errors=\"0\""));
+}
+
+// Every control the page offers, driven by synthetic events: zoom, pan,
+// scroll, row height, grouping, hover in every section, selection, keys,
+// memory zoom. None may raise a script error, and each redraw reports its
+// time.
+constexpr const char* kInteractions = R"(<script>
+window.addEventListener('load', function () {
+  const overlay = document.getElementById('timeline-overlay');
+  const box = overlay.getBoundingClientRect();
+  const at = function (x, y) { return { clientX: box.left + x, clientY: box.top + y, bubbles: true, cancelable: true }; };
+  const wheel = function (x, y, extra) { overlay.dispatchEvent(new WheelEvent('wheel', Object.assign(at(x, y), extra))); tilecDrawNow(); };
+  const mouse = function (target, type, x, y) { target.dispatchEvent(new MouseEvent(type, at(x, y))); tilecDrawNow(); };
+  wheel(600, 200, { deltaY: -500 });
+  wheel(600, 200, { deltaY: 300, shiftKey: true });
+  wheel(600, 200, { deltaY: -800, altKey: true });
+  wheel(600, 200, { deltaY: 900, altKey: true });
+  mouse(overlay, 'mousemove', 500, 120);
+  mouse(overlay, 'mousedown', 500, 120);
+  mouse(overlay, 'mousemove', 420, 160);
+  mouse(window, 'mouseup', 420, 160);
+  mouse(overlay, 'mousedown', 700, 300);
+  mouse(window, 'mouseup', 700, 300);
+  mouse(overlay, 'dblclick', 700, 300);
+  ['w', 's', 'a', 'd', 'ArrowDown', 'ArrowUp', 'f'].forEach(function (key) {
+    overlay.dispatchEvent(new KeyboardEvent('keydown', { key: key, bubbles: true })); tilecDrawNow();
+  });
+  const group = document.getElementById('group');
+  ['64', '32', '8', '1', '0'].forEach(function (value) {
+    group.value = value; group.dispatchEvent(new Event('change')); tilecDrawNow();
+    mouse(overlay, 'mousemove', 640, 240);
+  });
+  ['zoom-in', 'zoom-out', 'rows-in', 'rows-out', 'fit'].forEach(function (id) { document.getElementById(id).click(); tilecDrawNow(); });
+  const balance = document.getElementById('balance'), bb = balance.getBoundingClientRect();
+  balance.dispatchEvent(new MouseEvent('mousemove', { clientX: bb.left + bb.width / 2, clientY: bb.top + 20, bubbles: true }));
+  balance.dispatchEvent(new MouseEvent('click', { clientX: bb.left + bb.width - 5, clientY: bb.top + 20, bubbles: true }));
+  const memory = document.getElementById('memory'), mb = memory.getBoundingClientRect();
+  memory.dispatchEvent(new MouseEvent('mousemove', { clientX: mb.left + 12, clientY: mb.top + 30, bubbles: true }));
+  memory.dispatchEvent(new MouseEvent('mousemove', { clientX: mb.left + mb.width / 2, clientY: mb.top + 30, bubbles: true }));
+  const zoom = document.getElementById('memory-zoom');
+  zoom.checked = true; zoom.dispatchEvent(new Event('change'));
+  memory.dispatchEvent(new MouseEvent('mousemove', { clientX: mb.left + mb.width / 3, clientY: mb.top + 30, bubbles: true }));
+  const input = document.getElementById('tile-input');
+  input.value = '7'; input.dispatchEvent(new Event('change'));
+  window.dispatchEvent(new Event('resize')); tilecDrawNow();
+  document.body.setAttribute('data-interactions', location.hash.includes('tile=7') ? 'done' : 'tile not selected');
+});
+</script>)";
+
+TEST_F(Browser, InteractionsRaiseNoErrors) {
+  std::string html = testing::read_text(report_);
+  html.insert(html.rfind("</body>"), kInteractions);
+  const std::string driven = (output_directory() / "interactions-report.html").string();
+  testing::write_text(driven, html);
+  const testing::CommandResult result =
+      chromium("--window-size=1400,1000 --virtual-time-budget=3000 --dump-dom 'file://" + driven + "'", "interactions");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string status = status_element(result.out);
+  EXPECT_THAT(status, HasSubstr("data-errors=\"0\"")) << result.out.substr(0, 3000);
+  EXPECT_THAT(status, HasSubstr("data-last-draw-ms="));
+  EXPECT_THAT(result.out, HasSubstr("data-interactions=\"done\""));
+}
+
 TEST_F(Browser, ScriptErrorsAreReportedOnThePage) {
   std::string html = testing::read_text(report_);
   html.insert(html.rfind("</body>"), "<script>tilecMissingFunction();</script>");

@@ -201,6 +201,9 @@ TEST(ProfileFileErrors, StoredBodyIsNotZstd) {
 TEST(ProfileFileErrors, BodyIsNotAProfileObject) {
   expect_bad_file(framed("{\"name\": "), "the body is not valid JSON");
   expect_bad_file(framed("[1, 2]"), "the body is array, not a JSON object");
+  // Deep nesting is no risk to the reader's stack.
+  expect_bad_file(framed(std::string(200000, '[') + std::string(200000, ']')), "the body is array");
+  expect_bad_file(framed("{\"events\": " + std::string(200000, '[') + std::string(200000, ']') + "}"), "missing key");
 }
 
 // One field of the body changed; the error names the field.
