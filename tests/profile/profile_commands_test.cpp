@@ -41,8 +41,9 @@ TEST(ProfileCommands, QueryPrintsTotals) {
   EXPECT_THAT(result.out, ::testing::ContainsRegex("\nphase +tile-cycles +share\ncompute "));
   EXPECT_THAT(result.out, ::testing::ContainsRegex("\nkernel +calls +worker-cycles +share\n"));
   EXPECT_THAT(result.out, HasSubstr("busiest tiles (2 of 16, by busy worker-cycles)"));
-  for (const std::string& label : testing::mlp_profile().events.labels)
+  for (const std::string& label : testing::mlp_profile().events.labels) {
     if (label.rfind("gemm", 0) == 0) EXPECT_THAT(result.out, HasSubstr(label));
+  }
 }
 
 TEST(ProfileCommands, QueryJsonIsOneObject) {
