@@ -27,8 +27,10 @@ MemoryMap place_storage(Lir& lir, std::uint32_t library_bytes, std::uint32_t cod
   map.code_address = map.library_address + map.library_bytes;
   map.code_bytes = align(code_bytes, 16);
   map.arguments_address = map.code_address + map.code_bytes;
-  map.arguments_bytes = align(argument_bytes, 16);
-  map.standard_end = map.arguments_address + map.arguments_bytes;
+  map.arguments_bytes = argument_bytes;
+  // Alignment pads between regions; nothing pads the end of the last one.
+  map.standard_end = argument_bytes ? map.arguments_address + argument_bytes : code_bytes ? map.code_address + code_bytes
+                                                                                          : map.library_address + library_bytes;
   if (map.standard_end > machine.standard.end) {
     map.fits_classes = false;
     map.overflow = fmt::format("code and arguments need {} bytes of standard memory, which holds {}",

@@ -98,6 +98,7 @@ void DeviceState::load_tile(std::uint32_t index, const package::TileImage& image
         segments[i + 1]->address < segment.address + segment.size())
       throw_bad_input(where, "segments '{}' and '{}' overlap", segment.name, segments[i + 1]->name);
     std::memcpy(tile.at(segment.address), segment.bytes->data(), segment.size());
+    tile.touch(segment.address, segment.size());
     if (!segment.executable) continue;
     if (!machine_.standard.contains(segment.address, segment.size()) ||
         segment.address % isa::kBundleBytes || segment.size() % isa::kBundleBytes)
@@ -213,6 +214,8 @@ RunResult DeviceState::run(const SimOptions& options) {
   result.tiles.resize(tiles_.size());
   for (TileState& tile : tiles_) {
     tile.stats.halt_cycle = tile.stop_cycle;
+    tile.stats.memory_bytes = (tile.standard_high ? tile.standard_high - machine_.standard.begin : 0) +
+                              (tile.interleaved_high ? tile.interleaved_high - machine_.interleaved.begin : 0);
     if (tile.tracing && !tile.idle)
       tile.events.push_back(ProfileEvent{tile.stop_cycle, tile.stop_cycle, kHaltLabel, 0,
                                          ProfileEventKind::Halt, kSupervisorContext});

@@ -53,6 +53,10 @@ struct TileStats {
   std::uint64_t bytes_sent = 0;      // each send's bytes once, however many receivers
   std::uint64_t bytes_received = 0;
   std::uint64_t sync_wait_cycles = 0;  // from each `sync` to its release
+  // Memory the tile used: per class (standard, interleaved), the bytes from
+  // the class's start to one past the highest byte touched by its image,
+  // bound tensors, loads, stores and receives; summed over the two classes.
+  std::uint32_t memory_bytes = 0;
 
   std::uint64_t total_amp_macs() const { return amp_macs[0] + amp_macs[1] + amp_macs[2]; }
 };

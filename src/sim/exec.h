@@ -86,6 +86,7 @@ struct Exec {
   [[gnu::always_inline]] void load(std::uint32_t address, void* out) {
     std::memcpy(out, checked<kBytes, Access::Load>(address), kBytes);
     tile.stats.bytes_loaded += kBytes;
+    tile.touch(address, kBytes);
   }
   template <std::uint32_t kBytes>
   [[gnu::always_inline]] void store(std::uint32_t address, const void* in) {

@@ -10,6 +10,7 @@
 #include "sim/profile_events.h"
 
 #include <array>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -127,8 +128,17 @@ struct TileState {
   std::uint8_t* at(std::uint32_t address) { return memory + (address - config->memory_begin); }
   // Notes a write of [address, address + size) for the code cache.
   void wrote(std::uint32_t address, std::uint32_t size) {
+    touch(address, size);
     if (code.overlaps(address, size)) code.rewrite(address, size, memory, config->memory_begin);
   }
+  // The extent of memory the tile has used, per class: one past the highest
+  // byte any load, store, receive, segment or bound tensor has touched.
+  void touch(std::uint32_t address, std::uint32_t size) {
+    std::uint32_t& high = address >= config->interleaved_begin ? interleaved_high : standard_high;
+    high = std::max(high, address + size);
+  }
+  std::uint32_t standard_high = 0;
+  std::uint32_t interleaved_high = 0;
 };
 
 // Runs the tile from tile.cycle until tile.stop is set (xdone in an exchange
