@@ -12,5 +12,6 @@ void add_graph_commands(CLI::App& app);
 void add_isa_commands(CLI::App& app);
 void add_package_commands(CLI::App& app);
 void add_sim_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace tilec::cli
