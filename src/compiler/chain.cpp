@@ -78,10 +78,13 @@ class ChainBuilder {
     return it->second.index;
   }
 
-  // The step whose output is `activation`, if its epilogue may grow.
+  // The step whose output is `activation`, if its epilogue may grow. Fusion
+  // never crosses a repeat's boundary: a step before the loop, or the loop
+  // body's last, must not take on work that belongs to the other side.
   Step* fusable_producer(int activation, const std::map<graph::ValueId, int>& uses, graph::ValueId value) {
     auto use = uses.find(value);
     if (use == uses.end() || use->second != 1 || chain_.steps.empty()) return nullptr;
+    if (static_cast<int>(chain_.steps.size()) <= fusion_barrier_) return nullptr;
     Step& last = chain_.steps.back();
     if (last.output != activation || last.kind == StepKind::Softmax) return nullptr;
     return &last;
@@ -270,6 +273,7 @@ class ChainBuilder {
       body_bindings[body.arguments[index]] = it->second;
     }
     region.first_step = static_cast<int>(chain_.steps.size());
+    fusion_barrier_ = region.first_step;
     add_graph(body, std::move(body_bindings), true);
     const auto& final_bindings = last_bindings();
     region.last_step = static_cast<int>(chain_.steps.size()) - 1;
@@ -282,10 +286,12 @@ class ChainBuilder {
       bindings[op.results[i]] = {Binding::Kind::Activation, end};
     }
     chain_.repeat = region;
+    fusion_barrier_ = static_cast<int>(chain_.steps.size());
   }
 
   Chain& chain_;
   std::map<graph::ValueId, Binding> bindings_of_last_graph_;
+  int fusion_barrier_ = 0;  // steps before this index take no more epilogue
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "compiler/chain.h"
 #include "compiler/construct_mid.h"
+#include "compiler/dump.h"
 #include "compiler/exchange_schedule.h"
 #include "compiler/gemm_candidates.h"
 #include "compiler/group_exchanges.h"
@@ -16,6 +17,7 @@
 #include "support/span.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -25,10 +27,18 @@ namespace tilec::compiler {
 
 namespace {
 
-// Before the library and the programs exist, code is estimated.
-constexpr std::uint32_t kLibraryEstimate = 8 * 1024;
+// Before the library and the programs exist, code is estimated low: the
+// provisional placement only rejects plans that cannot fit even with lean
+// code; the exact placement decides the rest.
+constexpr std::uint32_t kLibraryEstimate = 2 * 1024;
 std::uint32_t supervisor_estimate(const Lir& lir) {
-  return 4096 + 512 * static_cast<std::uint32_t>(lir.phases) + 24 * static_cast<std::uint32_t>(lir.transfers.size());
+  std::vector<std::uint32_t> bytes(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
+  for (const Transfer& transfer : lir.transfers) {
+    bytes[static_cast<std::size_t>(transfer.source_tile)] += 32;
+    for (int tile : transfer.destination_tiles) bytes[static_cast<std::size_t>(tile)] += 24;
+  }
+  for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 64;
+  return 256 + 32 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
 }
 std::uint32_t argument_estimate(const Lir& lir) {
   std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
@@ -43,6 +53,7 @@ std::uint32_t argument_estimate(const Lir& lir) {
 
 struct Rejection {
   std::uint32_t peak = UINT32_MAX;
+  std::string plan;
   std::string contributors;
   std::string why;
 };
@@ -53,10 +64,15 @@ class Driver {
 
   CompileResult run() {
     const MachineModel& machine = options_.machine;
+    if (!options_.dump_after.empty() &&
+        std::find(kStages.begin(), kStages.end(), options_.dump_after) == kStages.end())
+      throw_bad_input("--dump-after", "unknown stage '{}' (the stages are {})", options_.dump_after,
+                      fmt::join(kStages, ", "));
     {
       Span span("compile_runtime");
       runtime_ = compile_runtime();
     }
+    dump("compile_runtime", [&] { return object_summary(runtime_); });
     std::vector<int> group_sizes;
     {
       Span span("gemm_candidates");
@@ -64,6 +80,7 @@ class Driver {
       group_sizes = candidate_group_sizes(chain_, options_);
       candidates_ = gemm_candidates(chain_, group_sizes, options_);
     }
+    dump("gemm_candidates", [&] { return dump_chain(chain_); });
     PlanSearch search;
     {
       Span span("construct_mid");
@@ -79,19 +96,27 @@ class Driver {
     }
     if (attempts == 0 && !search.front.empty()) attempt(search.front.back(), machine);
     throw_failure("compile", "no plan fits the budget of {} bytes per tile: the smallest peak any plan reached is {} bytes "
-                  "on tile 0 ({}; {}); budget {} bytes",
-                  budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why, budget);
+                  "on tile 0 ({}; {}) with {}; budget {} bytes",
+                  budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why, best_rejection_.plan,
+                  budget);
   }
 
  private:
   void log(std::string line) { log_.push_back(std::move(line)); }
+
+  // Keeps the text of `make()` when `stage` is the one to dump (the last
+  // attempt's, when the driver tries several plans).
+  template <typename Make>
+  void dump(std::string_view stage, Make make) {
+    if (options_.dump_after == stage) dump_ = make();
+  }
 
   bool fits(const MemoryMap& map, const Lir& lir, const std::string& plan, const char* when) {
     const std::uint32_t peak = map.peak_bytes(options_.machine);
     if (map.fits_classes && peak <= options_.budget()) return true;
     std::string why = map.fits_classes ? fmt::format("{} bytes over the budget", peak - options_.budget()) : map.overflow;
     log(fmt::format("rejected ({}): {}: peak {} bytes: {}", when, plan, peak, why));
-    if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, memory_contributors(lir, map, 4), why};
+    if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, plan, memory_contributors(lir, map, 4), why};
     return false;
   }
 
@@ -102,55 +127,69 @@ class Driver {
       Span span("construct_mid");
       mid = construct_mid(chain_, candidates_, choice, options_);
     }
+    dump("construct_mid", [&] { return dump_mid(mid); });
     Lir lir;
     {
       Span span("group_exchanges");
       lir = group_exchanges(chain_, mid);
     }
+    dump("group_exchanges", [&] { return dump_lir(lir); });
     {
       Span span("merge_copies");
       merge_copies(lir);
     }
+    dump("merge_copies", [&] { return dump_lir(lir); });
     {
       Span span("eliminate");
       eliminate(lir);
     }
+    dump("eliminate", [&] { return dump_lir(lir); });
     MemoryMap provisional;
     {
       Span span("place_provisional_storage");
       provisional = place_storage(lir, kLibraryEstimate, supervisor_estimate(lir), argument_estimate(lir), machine);
     }
+    dump("place_provisional_storage", [&] { return dump_lir(lir); });
     if (!fits(provisional, lir, plan, "provisional")) return std::nullopt;
     ExchangePlan exchanges;
     {
       Span span("schedule_provisional_exchanges");
       exchanges = schedule_exchanges(lir, machine);
     }
+    dump("schedule_provisional_exchanges", [&] { return dump_exchanges(lir, exchanges, 0); });
     KernelLibrary library;
     {
       Span span("plan_kernels");
       plan_kernels(lir, library);
     }
+    dump("plan_kernels", [&] { return dump_lir(lir); });
     isa::Object variants;
     {
       Span span("compile_kernels");
       variants = compile_kernels(library);
     }
+    dump("compile_kernels", [&] { return library.variant_source(); });
     isa::Image image;
     {
       Span span("link_runtime");
       image = link_runtime({&runtime_, &variants}, machine);
     }
+    dump("link_runtime", [&] { return image_summary(image); });
     CodeSizes sizes;
     {
       Span span("size_tile_code");
       sizes = size_tile_code(TileCodeContext{lir, exchanges, image, machine, nullptr});
     }
+    dump("size_tile_code", [&] {
+      return fmt::format("supervisor code {} bytes, argument blocks {} bytes (the largest over tiles)\n", sizes.code,
+                         sizes.arguments);
+    });
     MemoryMap map;
     {
       Span span("place_storage");
       map = place_storage(lir, image_bytes(image), sizes.code, sizes.arguments, machine);
     }
+    dump("place_storage", [&] { return dump_lir(lir); });
     if (!fits(map, lir, plan, "exact")) return std::nullopt;
     const TileCodeContext context{lir, exchanges, image, machine, &map};
     ExchangeCode exchange;
@@ -158,21 +197,25 @@ class Driver {
       Span span("lower_exchanges");
       exchange = lower_exchanges(context);
     }
+    dump("lower_exchanges", [&] { return dump_exchange_code(exchange, 0); });
     std::vector<TileArguments> arguments;
     {
       Span span("prepare_tile_code");
       arguments = prepare_tile_code(context);
     }
+    dump("prepare_tile_code", [&] { return dump_arguments(arguments[0].bytes, map.arguments_address); });
     std::vector<TileCode> programs;
     {
       Span span("emit_tile_code");
       programs = emit_tile_code(context, exchange, arguments);
     }
+    dump("emit_tile_code", [&] { return dump_program(programs[0].code, map.code_address); });
     CompileResult result;
     {
       Span span("build_tile_images");
       result.package = build_tile_images(ImageInputs{graph_, lir, map, image, exchanges, machine, programs});
     }
+    dump("build_tile_images", [&] { return package_summary(result.package); });
     result.estimated_cycles = choice.estimate.cycles;
     result.peak_bytes = map.peak_bytes(machine);
     result.plan = plan;
@@ -180,6 +223,7 @@ class Driver {
     log(fmt::format("estimated cycles {:.0f}, peak {} bytes per tile, {} kernels", result.estimated_cycles,
                     result.peak_bytes, library.variant_count()));
     result.log = log_;
+    result.dump = dump_;
     nlohmann::json info{{"plan", plan},
                         {"estimatedCycles", result.estimated_cycles},
                         {"peakTileBytes", result.peak_bytes},
@@ -198,6 +242,7 @@ class Driver {
   Chain chain_;
   GemmCandidates candidates_;
   std::vector<std::string> log_;
+  std::string dump_;
   Rejection best_rejection_;
 };
 

@@ -35,6 +35,7 @@ struct CompileResult {
   std::uint32_t peak_bytes = 0;  // largest per-tile use, code included
   std::string plan;              // one line describing the chosen plan
   std::vector<std::string> log;  // what the driver decided, line by line
+  std::string dump;              // the IR after options.dump_after's stage
 };
 
 CompileResult compile(const graph::Graph& graph, const CompileOptions& options);

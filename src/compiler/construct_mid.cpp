@@ -50,7 +50,7 @@ class MidBuilder {
   int value_in(int activation, const ColumnLayout& layout, bool host_input_stored_once) {
     auto it = current_.find(activation);
     if (it == current_.end()) {
-      ColumnLayout bound = host_input_stored_once ? stored_once(layout, 1) : layout;
+      ColumnLayout bound = host_input_stored_once ? stored_once(layout, choice_.input_spread) : layout;
       int id = activation_value(activation, bound);
       if (bound == layout) return id;
       it = current_.find(activation);
@@ -132,7 +132,7 @@ class MidBuilder {
     if (step.second_input >= 0) op.inputs.push_back(value_in(step.second_input, layout, false));
     op.epilogue = step.epilogue;
     op.output = activation_value(step.output, layout);
-    if (enters_region) entry_value_ = op.output;
+    if (enters_region) entry_values_[step.output] = op.output;
     add_op(std::move(op));
   }
 
@@ -159,10 +159,13 @@ class MidBuilder {
 
   void close_region() {
     const RepeatRegion& region = *chain_.repeat;
+    // The body's final value goes where the loop's next iteration reads its
+    // start: the value the loop was entered with (not a copy the body made).
     for (const auto& [start, end] : region.carried) {
-      const ColumnLayout& entry = program_.values[current_.at(start)].layout;
+      const int entry_value = entry_values_.at(start);
+      const ColumnLayout entry = program_.values[static_cast<std::size_t>(entry_value)].layout;
       int final_value = value_in(end, entry, false);
-      program_.loop_carried.emplace_back(final_value, current_.at(start));
+      program_.loop_carried.emplace_back(final_value, entry_value);
     }
     program_.repeat_last_op = static_cast<int>(program_.ops.size()) - 1;
   }
@@ -183,8 +186,8 @@ class MidBuilder {
   const GemmCandidates& candidates_;
   const PlanChoice& choice_;
   MidProgram& program_;
-  std::map<int, int> current_;  // activation -> value holding it now
-  int entry_value_ = -1;
+  std::map<int, int> current_;       // activation -> value holding it now
+  std::map<int, int> entry_values_;  // carried activation -> value the loop starts from
 };
 
 GroupPlan plan_groups(const Chain& chain, const PlanChoice& choice) {

@@ -27,6 +27,7 @@ struct PlanChoice {
   int groups = 1;
   int chunks = 1;
   std::vector<int> gemm_choice;  // per chain step: candidate index (-1 when not a GEMM)
+  int input_spread = 1;          // how host inputs are spread (stored_once)
   MidEstimate estimate;
 
   std::string summary(const Chain& chain, const GemmCandidates& candidates) const;

@@ -3,6 +3,7 @@
 #include "support/error.h"
 
 #include <algorithm>
+#include <queue>
 
 namespace tilec::compiler {
 
@@ -44,55 +45,61 @@ class GroupPhaseScheduler {
       }
       armed[static_cast<std::size_t>(tile)] = time;
     }
-    // Sends: greedy, earliest feasible start first.
+    // Sends: greedy, earliest feasible start first. A send's feasible start
+    // only ever grows as others are scheduled, so a lazy queue works: pop
+    // the earliest, recompute it, and schedule it if it did not move.
     std::vector<std::size_t> next(static_cast<std::size_t>(group_size), 0);
     std::vector<std::uint32_t> ready(armed);  // when the tile's supervisor can issue its next send
     std::vector<std::uint32_t> port_free(static_cast<std::size_t>(group_size), 0);
     std::uint32_t longest = *std::max_element(armed.begin(), armed.end());
-    std::size_t remaining = 0;
-    for (const auto& list : sends) remaining += list.size();
-    while (remaining > 0) {
-      int best_tile = -1;
-      std::uint32_t best_start = 0;
-      ExchangeAction best_action;
-      ExchangeRegisters best_registers;
-      for (int tile = 0; tile < group_size; ++tile) {
-        const auto& list = sends[static_cast<std::size_t>(tile)];
-        if (next[static_cast<std::size_t>(tile)] >= list.size()) continue;
-        int index = list[next[static_cast<std::size_t>(tile)]];
-        const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
-        ExchangeAction action{ExchangeAction::Kind::Send, index, destination(transfer), 0};
-        ExchangeRegisters after = registers[static_cast<std::size_t>(tile)];
-        int bundles = exchange_action_bundles(action, transfer, after);
-        // The send itself is the last bundle: it issues once the set-up and
-        // the xwait before it have issued.
-        std::uint32_t start = ready[static_cast<std::size_t>(tile)] + kIssue * static_cast<std::uint32_t>(bundles - 1);
-        for (int receiver : transfer.destination_tiles) {
-          std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
-          std::uint32_t need = std::max(port_free[static_cast<std::size_t>(receiver)], armed[static_cast<std::size_t>(receiver)]);
-          if (need > latency) start = std::max(start, need - latency);
-        }
-        if (best_tile < 0 || start < best_start) {
-          best_tile = tile;
-          best_start = start;
-          best_action = action;
-          best_registers = after;
-        }
-      }
-      const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(best_action.transfer)];
-      best_action.start = best_start;
-      actions(best_tile).push_back(best_action);
-      registers[static_cast<std::size_t>(best_tile)] = best_registers;
-      std::uint32_t words = transfer.bytes / 4;
-      ready[static_cast<std::size_t>(best_tile)] = best_start + std::max(words, kIssue);
+    struct Candidate {
+      ExchangeAction action;
+      ExchangeRegisters registers;
+      std::uint32_t start;
+    };
+    auto evaluate = [&](int tile) {
+      int index = sends[static_cast<std::size_t>(tile)][next[static_cast<std::size_t>(tile)]];
+      const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
+      Candidate candidate{ExchangeAction{ExchangeAction::Kind::Send, index, destination(transfer), 0},
+                          registers[static_cast<std::size_t>(tile)], 0};
+      int bundles = exchange_action_bundles(candidate.action, transfer, candidate.registers);
+      // The send itself is the last bundle: it issues once the set-up and
+      // the xwait before it have issued.
+      std::uint32_t start = ready[static_cast<std::size_t>(tile)] + kIssue * static_cast<std::uint32_t>(bundles - 1);
       for (int receiver : transfer.destination_tiles) {
         std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
-        port_free[static_cast<std::size_t>(receiver)] = best_start + latency + words;
-        longest = std::max(longest, best_start + latency + words);
+        std::uint32_t need = std::max(port_free[static_cast<std::size_t>(receiver)], armed[static_cast<std::size_t>(receiver)]);
+        if (need > latency) start = std::max(start, need - latency);
       }
-      longest = std::max(longest, ready[static_cast<std::size_t>(best_tile)]);
-      ++next[static_cast<std::size_t>(best_tile)];
-      --remaining;
+      candidate.start = start;
+      return candidate;
+    };
+    using Entry = std::pair<std::uint32_t, int>;  // (start, tile): ties go to the lower tile
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+    for (int tile = 0; tile < group_size; ++tile)
+      if (!sends[static_cast<std::size_t>(tile)].empty()) queue.emplace(evaluate(tile).start, tile);
+    while (!queue.empty()) {
+      auto [start, tile] = queue.top();
+      queue.pop();
+      Candidate candidate = evaluate(tile);
+      if (candidate.start > start) {
+        queue.emplace(candidate.start, tile);
+        continue;
+      }
+      const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(candidate.action.transfer)];
+      candidate.action.start = candidate.start;
+      actions(tile).push_back(candidate.action);
+      registers[static_cast<std::size_t>(tile)] = candidate.registers;
+      std::uint32_t words = transfer.bytes / 4;
+      ready[static_cast<std::size_t>(tile)] = candidate.start + std::max(words, kIssue);
+      for (int receiver : transfer.destination_tiles) {
+        std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
+        port_free[static_cast<std::size_t>(receiver)] = candidate.start + latency + words;
+        longest = std::max(longest, candidate.start + latency + words);
+      }
+      longest = std::max(longest, ready[static_cast<std::size_t>(tile)]);
+      if (++next[static_cast<std::size_t>(tile)] < sends[static_cast<std::size_t>(tile)].size())
+        queue.emplace(evaluate(tile).start, tile);
     }
     plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], longest);
   }

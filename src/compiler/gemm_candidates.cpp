@@ -16,18 +16,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // GEMM's result type, as the host reference rounds its FP32 sum.
 ElementType partial_type_for(const Step&) { return ElementType::F32; }
 
-// K-part counts worth trying for a group of `group_size` tiles: every count
-// whose column-part count floor(G / Pk) differs from the previous one.
-std::vector<int> k_part_counts(int group_size, std::int64_t k_units, std::int64_t n_units) {
+// K-part counts worth trying, each with as many column parts as the group
+// and the columns allow.
+constexpr int kMaxKParts = 32;
+std::vector<int> k_part_counts(int group_size, std::int64_t k_units) {
   std::vector<int> counts;
-  int previous_columns = -1;
-  for (int k_parts = 1; k_parts <= group_size && k_parts <= k_units; ++k_parts) {
-    int column_parts = static_cast<int>(std::min<std::int64_t>(group_size / k_parts, n_units));
-    if (column_parts == previous_columns) continue;
-    previous_columns = column_parts;
+  for (int k_parts = 1; k_parts <= group_size && k_parts <= k_units && k_parts <= kMaxKParts; ++k_parts)
     counts.push_back(k_parts);
-    if (counts.size() >= 48) break;
-  }
   return counts;
 }
 
@@ -50,7 +45,9 @@ GemmCandidate make_candidate(const Chain& chain, const Step& step, int column_pa
   }
   for (int np = 0; np < column_parts; ++np) {
     Range columns = grid.columns[np];
-    std::vector<Range> shares = balanced_split(columns.size(), k_parts, kPanelRows);
+    // Each K part reduces an even share of the column part (whole columns:
+    // the reduction works column by column).
+    std::vector<Range> shares = balanced_split(columns.size(), k_parts, 1);
     for (int kp = 0; kp < k_parts; ++kp) {
       candidate.output_layout.parts.push_back(
           Range{columns.begin + shares[kp].begin, columns.begin + shares[kp].end});
@@ -99,7 +96,7 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
     std::int64_t n = step.transpose_weight ? weight.shape[0] : weight.shape[1];
     for (int group_size : group_sizes) {
       std::vector<GemmCandidate>& list = result.by_step[index][group_size];
-      for (int k_parts : k_part_counts(group_size, ceil_div(k, kPanelRows), ceil_div(n, kPanelRows))) {
+      for (int k_parts : k_part_counts(group_size, ceil_div(k, kPanelRows))) {
         int column_parts = static_cast<int>(std::min<std::int64_t>(group_size / k_parts, ceil_div(n, kPanelRows)));
         list.push_back(make_candidate(chain, step, column_parts, k_parts, iterations));
       }
@@ -109,16 +106,18 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
   return result;
 }
 
-ColumnLayout stored_once(const ColumnLayout& layout, std::int64_t unit) {
+ColumnLayout stored_once(const ColumnLayout& layout, int spread) {
   ColumnLayout once;
   for (std::size_t part = 0; part < layout.parts.size(); ++part) {
     const Range range = layout.parts[part];
     const std::vector<int>& tiles = layout.tiles[part];
-    std::vector<Range> shares = balanced_split(range.size(), static_cast<int>(tiles.size()), unit);
-    for (std::size_t replica = 0; replica < tiles.size(); ++replica) {
-      if (shares[replica].size() == 0) continue;
-      once.parts.push_back(Range{range.begin + shares[replica].begin, range.begin + shares[replica].end});
-      once.tiles.push_back({tiles[replica]});
+    int pieces = std::max(1, std::min<int>(spread, static_cast<int>(tiles.size())));
+    std::vector<Range> shares = balanced_split(range.size(), pieces, 1);
+    for (int piece = 0; piece < pieces; ++piece) {
+      if (shares[static_cast<std::size_t>(piece)].size() == 0) continue;
+      once.parts.push_back(Range{range.begin + shares[static_cast<std::size_t>(piece)].begin,
+                                 range.begin + shares[static_cast<std::size_t>(piece)].end});
+      once.tiles.push_back({tiles[static_cast<std::size_t>(piece)]});
     }
   }
   return once;

@@ -38,9 +38,15 @@ std::vector<int> candidate_group_sizes(const Chain& chain, const CompileOptions&
 GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group_sizes,
                                const CompileOptions& options);
 
-// The layout in which a step that needs `layout` finds its host input when
-// the input is stored once: each part split among its replicas.
-ColumnLayout stored_once(const ColumnLayout& layout, std::int64_t unit);
+// How a host input is bound when a step wants it in `layout`: stored once,
+// each part split into `spread` pieces on the first `spread` of its tiles,
+// each of which multicasts its piece to the others. A small spread means
+// few receives (less code, less arming); a large one spreads the input's
+// memory over more tiles.
+ColumnLayout stored_once(const ColumnLayout& layout, int spread);
+
+// The spreads the search tries for a host input.
+constexpr int kInputSpreads[] = {1, 4, 16, 1 << 20};
 
 // Every column on the group's first tile: what whole-row steps (layernorm,
 // softmax) read.

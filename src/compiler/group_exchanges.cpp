@@ -1,5 +1,6 @@
 #include "compiler/group_exchanges.h"
 
+#include "compiler/kernel_library.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -100,13 +101,26 @@ class LirBuilder {
       producer_[static_cast<std::size_t>(program_.ops[index].output)] = static_cast<int>(index);
   }
 
-  std::uint32_t largest_piece(const MidValue& v) const {
+  // A value's piece on the busiest tile. Partial sums (and values a GEMM
+  // may drain straight into, once eliminate removes an identity reduction)
+  // take whole 16-column blocks.
+  std::uint32_t largest_piece(int id) const {
+    const MidValue& v = value(id);
+    const bool blocks = v.partial || drained_into(id);
     std::int64_t most = 0;
-    // Whole 16-column blocks: GEMMs drain them, and any value may be a
-    // GEMM's destination once eliminate has removed a copy.
     for (const Range& part : v.layout.parts)
-      most = std::max(most, (part.size() + kPanelRows - 1) / kPanelRows * kPanelRows);
+      most = std::max(most, blocks ? (part.size() + kPanelRows - 1) / kPanelRows * kPanelRows : part.size());
     return static_cast<std::uint32_t>(most) * column_bytes(lir_, v.storage);
+  }
+
+  // Whether `id` is the output of a reduction that only copies (one K part,
+  // no epilogue, same type), which eliminate turns into the GEMM's drain.
+  bool drained_into(int id) const {
+    int op_index = producer_[static_cast<std::size_t>(id)];
+    if (op_index < 0) return false;
+    const MidOp& op = program_.ops[static_cast<std::size_t>(op_index)];
+    return op.kind == MidOpKind::Reduce && op.grid.k_parts == 1 && op.epilogue.empty() &&
+           value(op.inputs[0]).storage == value(id).storage;
   }
 
   bool is_host_input(int id) const {
@@ -134,7 +148,7 @@ class LirBuilder {
       bool io = is_host_input(v) || std::find(outputs.begin(), outputs.end(), v) != outputs.end();
       if (!io) continue;
       in_record.emplace_back(v, record);
-      record += round_up(largest_piece(value(v)), 16);
+      record += round_up(largest_piece(v), 16);
     }
     lir_.chunk_record_bytes = std::max<std::uint32_t>(record, 16);
     int chunk_buffer = -1;
@@ -151,7 +165,7 @@ class LirBuilder {
       if (lir_.value_places[id].buffer >= 0) continue;
       const MidValue& v = program_.values[id];
       Buffer buffer{v.name, v.partial ? BufferKind::Partial : BufferKind::Value};
-      buffer.bytes = largest_piece(v);
+      buffer.bytes = largest_piece(static_cast<int>(id));
       buffer.value = static_cast<int>(id);
       int phase = producer_[id] >= 0 ? lir_.op_phase[static_cast<std::size_t>(producer_[id])] : 0;
       buffer.lifetime = Lifetime{phase, phase, false};
@@ -345,18 +359,29 @@ class LirBuilder {
           transfer.what = fmt::format("{} partial sums, columns {}..{}", output.name, share.begin, share.end);
           lir_.transfers.push_back(std::move(transfer));
         }
+        std::vector<Place> inputs{partial_place.plus(share_offset)};
+        for (int slot = 0; slot + 1 < grid.k_parts; ++slot)
+          inputs.push_back(Place{slots, static_cast<std::uint32_t>(slot) * slot_bytes, 0, 0});
         Task task;
         task.kind = TaskKind::Combine;
         task.op = index;
         task.superstep = phase_of(index);
         task.tile = grid.tile(n, k);
-        task.inputs.push_back(partial_place.plus(share_offset));
-        for (int slot = 0; slot + 1 < grid.k_parts; ++slot)
-          task.inputs.push_back(Place{slots, static_cast<std::uint32_t>(slot) * slot_bytes, 0, 0});
-        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-        task.bias = bias;
         task.columns = share.size();
         task.column_elements = groups().chunk_panels * kPanelRows;
+        // Passes of at most kMaxCombineInputs inputs, summing in place into
+        // the tile's own partial sums, before the last pass.
+        while (inputs.size() > static_cast<std::size_t>(kMaxCombineInputs)) {
+          Task pass = task;
+          pass.partial_sum = true;
+          pass.inputs.assign(inputs.begin(), inputs.begin() + kMaxCombineInputs);
+          pass.output = inputs.front();
+          lir_.tasks.push_back(std::move(pass));
+          inputs.erase(inputs.begin() + 1, inputs.begin() + kMaxCombineInputs);
+        }
+        task.inputs = std::move(inputs);
+        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+        task.bias = bias;
         lir_.tasks.push_back(std::move(task));
       }
     }

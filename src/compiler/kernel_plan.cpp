@@ -60,6 +60,10 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
   CombineVariant variant;
   variant.inputs = static_cast<int>(task.inputs.size());
   variant.input = value(lir, op.inputs[0]).storage;
+  if (task.partial_sum) {
+    variant.sum = variant.input;
+    return variant;
+  }
   variant.sum = op.kind == MidOpKind::Map && op.inputs.size() == 1 ? variant.input : step.result;
   for (const EpilogueOp& e : op.epilogue) {
     variant.stages.push_back(CombineStage{e.kind, e.approximation, e.result});
@@ -77,8 +81,7 @@ void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
   task.kernel = library.combine(variant);
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const std::uint32_t column_in = static_cast<std::uint32_t>(task.column_elements) * bytes_of(variant.input);
-  const std::uint32_t column_out =
-      static_cast<std::uint32_t>(task.column_elements) * bytes_of(value(lir, op.output).storage);
+  const std::uint32_t column_out = static_cast<std::uint32_t>(task.column_elements) * bytes_of(variant.output());
   for (int worker = 0; worker < kWorkers; ++worker) {
     std::int64_t first = task.columns * worker / kWorkers, last = task.columns * (worker + 1) / kWorkers;
     if (first == last) continue;

@@ -114,6 +114,10 @@ struct Task {
   // Combine: inputs summed, then the op's epilogue; `columns` columns of
   // `column_elements` elements (panels x 16) each.
   std::vector<Place> inputs;
+  // A reduction over more inputs than one kernel pass takes runs as a chain
+  // of passes: all but the last only sum into their first input (FP32, no
+  // epilogue); the last applies the epilogue.
+  bool partial_sum = false;
   Place bias;
   std::int64_t columns = 0;
   std::int64_t column_elements = 0;

@@ -16,7 +16,8 @@ struct CompileOptions {
   // Force the planner's choices (tests and experiments); unset = search.
   std::optional<int> groups;
   std::optional<int> chunks;
-  // Directory for a text dump of the IR after a stage (--dump-after).
+  // A stage name: the compile result carries a text dump of the IR as that
+  // stage left it (--dump-after). Empty = no dump.
   std::string dump_after;
 
   std::uint32_t budget() const { return budget_bytes ? budget_bytes : machine.memory_bytes(); }

@@ -68,10 +68,14 @@ struct Label {
   std::int64_t weight_bytes = 0;
   std::int64_t activation_peak = 0;
   std::int64_t supervisor_bundles = 0;
+  int input_spread = 1;
+  std::int64_t input_bytes = 0;     // the host input's records on the busiest tile
+  std::int64_t output_columns = 0;  // widest part of the output on a tile
   std::vector<int> choice;
 
+  // Weights and the host input's per-chunk records stay for the whole run.
   bool dominates(const Label& other) const {
-    return cycles <= other.cycles && weight_bytes <= other.weight_bytes &&
+    return cycles <= other.cycles && weight_bytes + input_bytes <= other.weight_bytes + other.input_bytes &&
            activation_peak <= other.activation_peak;
   }
 };
@@ -94,7 +98,7 @@ void insert_label(std::vector<Label>& front, Label label) {
 struct CandidateLayouts {
   int input;
   int output;
-  int stored_once;  // the input bound straight from the host
+  std::vector<int> stored_once;  // the input bound from the host, per spread (kInputSpreads)
 };
 
 struct SearchContext {
@@ -105,6 +109,7 @@ struct SearchContext {
   const CompileOptions& options;
   int group_size;
   std::int64_t rows;        // padded rows of one chunk
+  std::int64_t chunks;
   std::int64_t iterations;  // repeat count
 };
 
@@ -252,8 +257,19 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             // An undecided host input is bound straight into the stored-once
             // form of the layout this step reads.
             const CandidateLayouts& ids = context.candidate_layouts.at(index)[static_cast<std::size_t>(c)];
-            add_gemm(context, index, candidate, current < 0 ? ids.stored_once : current, ids.input, grown);
-            continue_with(ids.output, entry, std::move(grown));
+            if (current >= 0) {
+              add_gemm(context, index, candidate, current, ids.input, grown);
+              continue_with(ids.output, entry, std::move(grown));
+              continue;
+            }
+            for (std::size_t spread = 0; spread < ids.stored_once.size(); ++spread) {
+              Label bound = grown;
+              bound.input_spread = kInputSpreads[spread];
+              bound.input_bytes = context.layouts.widest(ids.stored_once[spread]) * context.rows * context.chunks *
+                                  storage_bytes(chain.activations[step.input].storage);
+              add_gemm(context, index, candidate, ids.stored_once[spread], ids.input, bound);
+              continue_with(ids.output, entry, std::move(bound));
+            }
           }
         } else if (step.kind == StepKind::Map) {
           if (current < 0) {
@@ -309,7 +325,10 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
   }
   std::vector<Label> finals;
   for (auto& [state, labels] : states)
-    for (Label& label : labels) finals.push_back(std::move(label));
+    for (Label& label : labels) {
+      label.output_columns = state.first >= 0 ? layouts.widest(state.first) : 0;
+      finals.push_back(std::move(label));
+    }
   return finals;
 }
 
@@ -339,17 +358,24 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
     for (const auto& [step, by_size] : candidates.by_step)
       for (const GemmCandidate& candidate : by_size.at(group_size))
-        candidate_layouts[step].push_back(CandidateLayouts{layouts.id(candidate.input_layout),
-                                                           layouts.id(candidate.output_layout),
-                                                           layouts.id(stored_once(candidate.input_layout, 1))});
+      {
+        CandidateLayouts ids{layouts.id(candidate.input_layout), layouts.id(candidate.output_layout), {}};
+        for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(candidate.input_layout, spread)));
+        candidate_layouts[step].push_back(std::move(ids));
+      }
     std::int64_t previous_panels = -1;
-    for (std::int64_t chunks = 1; chunks <= panels_per_group; ++chunks) {
+    // More chunks only save memory, at the cost of cycles: once a chunk
+    // count fits the budget, two more are kept in reserve (the exact memory
+    // may be larger than estimated) and the rest are not tried.
+    int fitting = 0;
+    for (std::int64_t chunks = 1; chunks <= panels_per_group && fitting < 3; ++chunks) {
       if (options.chunks && chunks != *options.chunks) continue;
       std::int64_t chunk_panels = ceil_div(panels_per_group, chunks);
       if (chunk_panels == previous_panels) continue;
       previous_panels = chunk_panels;
+      bool fits = false;
       SearchContext context{layouts, candidate_layouts, chain, candidates, options,
-                            group_size, chunk_panels * kPanelRows, iterations};
+                            group_size, chunk_panels * kPanelRows, chunks, iterations};
       for (Label& label : run_program(context, layouts)) {
         ++search.plans_considered;
         PlanChoice choice;
@@ -357,20 +383,25 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         choice.groups = groups;
         choice.chunks = static_cast<int>(chunks);
         choice.gemm_choice = std::move(label.choice);
+        choice.input_spread = label.input_spread;
         double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks);
         choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +
                                  std::max(0.0, syncs - 1) * options.machine.sync_cycles;
+        // Host inputs and outputs live in per-chunk records.
+        const std::int64_t record_rows = chunk_panels * kPanelRows * chunks;
         std::int64_t io = 0;
-        for (const auto& [name, activation] : chain.inputs)
-          io += ceil_div(chain.activations[activation].cols, group_size) * chunk_panels * kPanelRows * chunks *
-                storage_bytes(chain.activations[activation].storage);
+        io += label.input_bytes;
         for (const auto& [name, activation] : chain.outputs)
-          io += ceil_div(chain.activations[activation].cols, group_size) * chunk_panels * kPanelRows * chunks *
-                storage_bytes(chain.activations[activation].storage);
+          io += label.output_columns * record_rows * storage_bytes(chain.activations[activation].storage);
         std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
-        choice.estimate.peak_bytes = code + label.weight_bytes + label.activation_peak + io;
+        std::int64_t data = label.weight_bytes + label.activation_peak + io;
+        // Data lives in interleaved memory (128-bit loads), code in standard.
+        if (data > options.machine.interleaved.bytes() || code > options.machine.standard.bytes()) continue;
+        choice.estimate.peak_bytes = code + data;
+        fits |= choice.estimate.peak_bytes <= options.budget();
         all.push_back(std::move(choice));
       }
+      if (fits || fitting > 0) ++fitting;
     }
   }
   std::sort(all.begin(), all.end(), [](const PlanChoice& a, const PlanChoice& b) {

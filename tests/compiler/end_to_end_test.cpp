@@ -4,6 +4,7 @@
 #include "graph/reference.h"
 #include "graph/workloads.h"
 #include "sim/device.h"
+#include "support/error.h"
 
 #include <gtest/gtest.h>
 
@@ -49,15 +50,148 @@ graph::MlpOptions small_mlp(graph::Precision precision) {
   return options;
 }
 
-TEST(EndToEnd, SmallFp8MlpMatchesTheReference) {
-  graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
+CompileOptions on_tiles(std::uint32_t tiles) {
   CompileOptions options;
-  options.machine = ipu21_cut(16);
+  options.machine = ipu21_cut(tiles);
+  return options;
+}
+
+void expect_matches(const graph::Graph& graph, const CompileOptions& options) {
   Outcome outcome = compile_and_run(graph, options);
-  for (const std::string& line : outcome.compiled.log) std::cerr << line << "\n";
-  std::cerr << "cycles " << outcome.cycles << " max error " << outcome.max_error << "\n";
-  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error;
+  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
   EXPECT_GT(outcome.cycles, 0u);
+}
+
+TEST(EndToEnd, SmallFp8MlpMatchesTheReference) {
+  expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp8)), on_tiles(16));
+}
+
+TEST(EndToEnd, Fp16AndFp32MlpsMatchTheReference) {
+  expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp16)), on_tiles(16));
+  expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp32)), on_tiles(16));
+}
+
+TEST(EndToEnd, BiasesAreAdded) {
+  for (graph::Precision precision : {graph::Precision::Fp8, graph::Precision::Fp32}) {
+    graph::MlpOptions options = small_mlp(precision);
+    options.bias = true;
+    expect_matches(graph::build_workload("mlp", options), on_tiles(16));
+  }
+}
+
+TEST(EndToEnd, RepeatedBlocksRunAsALoop) {
+  for (graph::Precision precision : {graph::Precision::Fp8, graph::Precision::Fp16}) {
+    graph::MlpOptions options = small_mlp(precision);
+    options.blocks = 3;
+    options.bias = precision == graph::Precision::Fp16;
+    expect_matches(graph::build_workload("mlp", options), on_tiles(16));
+  }
+}
+
+TEST(EndToEnd, ChunkedPlansProcessEveryRow) {
+  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp8);
+  mlp.tokens = 100;
+  CompileOptions options = on_tiles(16);
+  options.groups = 2;
+  options.chunks = 3;
+  Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+  EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
+  EXPECT_NE(outcome.compiled.plan.find("3 chunks"), std::string::npos) << outcome.compiled.plan;
+}
+
+TEST(EndToEnd, WideReductionsChainTheirPasses) {
+  // One group of 64 tiles: the second GEMM splits its K over many tiles.
+  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp8);
+  mlp.hidden = 512;
+  CompileOptions options = on_tiles(64);
+  options.groups = 1;
+  Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+  EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
+}
+
+}  // namespace
+}  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+TEST(Compile, TheSameGraphGivesTheSamePackage) {
+  graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
+  CompileResult a = compile(graph, on_tiles(16));
+  CompileResult b = compile(graph, on_tiles(16));
+  ASSERT_EQ(a.package.tiles.size(), b.package.tiles.size());
+  for (std::size_t tile = 0; tile < a.package.tiles.size(); ++tile) {
+    const auto& x = a.package.tiles[tile].segments;
+    const auto& y = b.package.tiles[tile].segments;
+    ASSERT_EQ(x.size(), y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].address, y[i].address);
+      EXPECT_EQ(*x[i].bytes, *y[i].bytes) << "tile " << tile << " segment " << x[i].name;
+    }
+  }
+}
+
+TEST(Compile, ABudgetBelowTheDataNamesThePeakTheTileAndTheBudget) {
+  graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
+  CompileOptions options = on_tiles(16);
+  options.budget_bytes = 4096;
+  try {
+    compile(graph, options);
+    FAIL() << "a 4 KiB budget cannot hold this graph";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.exit_code(), 1);
+    std::string message = error.what();
+    EXPECT_NE(message.find("no plan fits the budget of 4096 bytes per tile"), std::string::npos) << message;
+    EXPECT_NE(message.find("the smallest peak any plan reached is"), std::string::npos) << message;
+    EXPECT_NE(message.find("on tile"), std::string::npos) << message;
+    EXPECT_NE(message.find("KiB"), std::string::npos) << message;  // what filled it
+    EXPECT_EQ(message.find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+TEST(Compile, EveryStageCanBeDumped) {
+  graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
+  for (std::string_view stage : kStages) {
+    CompileOptions options = on_tiles(16);
+    options.dump_after = std::string(stage);
+    CompileResult result = compile(graph, options);
+    EXPECT_GT(result.dump.size(), 20u) << stage;
+  }
+  CompileOptions options = on_tiles(16);
+  options.dump_after = "no_such_stage";
+  EXPECT_THROW(compile(graph, options), Error);
+}
+
+}  // namespace
+}  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+std::size_t largest_program(const package::Package& package) {
+  std::size_t most = 0;
+  for (const package::TileImage& tile : package.tiles)
+    for (const package::Segment& segment : tile.segments)
+      if (segment.name == ".text") most = std::max<std::size_t>(most, segment.size());
+  return most;
+}
+
+TEST(Compile, RepeatBodiesAreEmittedOnceAndLooped) {
+  std::vector<std::size_t> sizes;
+  for (std::int64_t blocks : {2, 8}) {
+    graph::MlpOptions mlp = small_mlp(graph::Precision::Fp16);
+    mlp.blocks = blocks;
+    CompileOptions options = on_tiles(16);
+    options.groups = 1;
+    sizes.push_back(largest_program(compile(graph::build_workload("mlp", mlp), options).package));
+  }
+  EXPECT_EQ(sizes[0], sizes[1]) << "the supervisor program grew with the number of blocks";
 }
 
 }  // namespace
