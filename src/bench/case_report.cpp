@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -166,17 +165,26 @@ ordered_json report_json(const std::vector<CaseReport>& cases) {
   return array;
 }
 
-std::vector<CaseReport> read_report_file(const std::string& path) {
+namespace {
+
+nlohmann::json read_json_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw_bad_input(path, "cannot open the report");
+  if (!file) throw_bad_input(path, "cannot open");
   std::ostringstream text;
   text << file.rdbuf();
-  nlohmann::json json;
   try {
-    json = nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::parse_error& error) {
     throw_bad_input(path, "not JSON: {}", one_line(error.what()));
   }
+}
+
+}  // namespace
+
+CaseReport read_case_file(const std::string& path) { return case_from_json(read_json_file(path), path); }
+
+std::vector<CaseReport> read_report_file(const std::string& path) {
+  const nlohmann::json json = read_json_file(path);
   if (!json.is_array()) throw_bad_input(path, "a report is a JSON array of cases");
   std::vector<CaseReport> cases;
   for (const nlohmann::json& entry : json) cases.push_back(case_from_json(entry, path));

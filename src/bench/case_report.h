@@ -63,6 +63,8 @@ CaseReport case_from_json(const nlohmann::json& json, const std::string& source)
 nlohmann::ordered_json report_json(const std::vector<CaseReport>& cases);
 // A report file: a JSON array of cases (ours or the reference's).
 std::vector<CaseReport> read_report_file(const std::string& path);
+// A file of one case object.
+CaseReport read_case_file(const std::string& path);
 // Writes through a temporary file and a rename, so a reader (or a killed
 // sweep) never sees half a file.
 void write_text_atomically(const std::string& path, const std::string& text);

@@ -196,6 +196,15 @@ class CaseRunner {
 
 CaseOutcome run_case(const CaseRequest& request) { return CaseRunner(request).run(); }
 
+std::string_view case_phase(std::string_view span) {
+  if (std::find(compiler::kStages.begin(), compiler::kStages.end(), span) != compiler::kStages.end() ||
+      span == "encode_package")
+    return "compile";
+  if (span == "load" || span == "simulate" || span == "read_outputs") return "simulate";
+  if (span == "reference" || span == "compare") return "check";
+  return span;
+}
+
 std::string case_name(std::string_view precision, std::int64_t batch, std::int64_t blocks, std::uint32_t budget_kib) {
   return fmt::format("{}-b{}-n{}-{}", precision, batch, blocks,
                      budget_kib == 0 ? std::string("default") : fmt::format("{}k", budget_kib));

@@ -56,6 +56,12 @@ struct CaseOutcome {
 
 CaseOutcome run_case(const CaseRequest& request);
 
+// A case's coarse phase for progress reports, from the span that begins:
+// "compile" (every compiler stage, then encoding the package), "simulate"
+// (loading the device, running it, reading the outputs) or "check" (the
+// host reference and the comparison).
+std::string_view case_phase(std::string_view span);
+
 // The name a sweep gives a case: "fp8-b4-n1-default", "fp8-b1-n1-256k".
 std::string case_name(std::string_view precision, std::int64_t batch, std::int64_t blocks, std::uint32_t budget_kib);
 

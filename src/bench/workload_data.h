@@ -50,10 +50,9 @@ class WorkloadCache {
   std::map<std::string, std::shared_ptr<Entry>> entries_;
 };
 
-// "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden, read from the
-// workload's `graph`), with " bias" and " seed N" when they are not the
-// defaults: the report's `workload`.
-std::string workload_label(const std::string& workload, const graph::MlpOptions& options,
-                           const graph::Graph& graph);
+// "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden), with " bias"
+// and " seed N" when they are not the defaults: the report's `workload`.
+// Precision, batch and blocks are not part of it.
+std::string workload_label(const std::string& workload, const graph::MlpOptions& options);
 
 }  // namespace tilec::bench

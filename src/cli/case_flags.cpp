@@ -81,7 +81,7 @@ GraphSource load_graph_source(const CLI::App& command, const std::string& graph_
     source.identity.batch = options.batch;
     source.identity.blocks = options.blocks;
     source.identity.precision = precision;
-    source.identity.workload = bench::workload_label(workload.workload, options, source.graph);
+    source.identity.workload = bench::workload_label(workload.workload, options);
   } else {
     reject_workload_options_without_workload(command, workload);
     source.graph = graph::load_graph_file(graph_file);
