@@ -63,15 +63,14 @@ const DecodedBundle* TileCode::find_slow(std::uint32_t pc) {
 
 void TileCode::rewrite(std::uint32_t address, std::uint32_t size, const std::uint8_t* memory,
                        std::uint32_t memory_begin) {
+  retired_.clear();
   for (Region& region : regions_) {
     std::uint32_t first = std::max(address, region.begin);
     std::uint32_t last = std::min(address + size, region.begin + region.size);
     if (first >= last) continue;
-    if (!region.owned) {
-      region.code = std::make_shared<DecodedCode>(*region.code);
-      region.bundles = region.code->data();
-      region.owned = true;
-    }
+    retired_.push_back(region.code);
+    region.code = std::make_shared<DecodedCode>(*region.code);
+    region.bundles = region.code->data();
     for (std::uint32_t bundle = (first - region.begin) / isa::kBundleBytes;
          bundle * isa::kBundleBytes < last - region.begin; ++bundle) {
       std::uint64_t bits;

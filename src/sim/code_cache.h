@@ -1,8 +1,10 @@
 // Predecoded code: each tile's executable segments are decoded once at load
 // into DecodedBundles, shared between tiles whose segments are the same
 // bytes. A store that lands on decoded code re-decodes the bundles it
-// touches, in a private copy for that tile (copy on write), so
-// self-modifying code behaves exactly as fetching from memory would.
+// touches into a new copy for that tile, so self-modifying code behaves
+// exactly as fetching from memory would. The copy it replaces is kept until
+// the next rewrite: the bundle whose store did the rewrite is still
+// executing from it.
 #pragma once
 
 #include "isa/isa.h"
@@ -59,7 +61,6 @@ class TileCode {
     std::uint32_t size = 0;  // bytes
     const DecodedBundle* bundles = nullptr;
     std::shared_ptr<DecodedCode> code;
-    bool owned = false;  // a private copy this tile may change
   };
 
   const DecodedBundle* find_slow(std::uint32_t pc);
@@ -67,6 +68,7 @@ class TileCode {
   // Never empty: an empty region stands in until code is added.
   std::vector<Region> regions_{Region{}};
   std::size_t last_ = 0;
+  std::vector<std::shared_ptr<DecodedCode>> retired_;
   std::uint32_t low_ = 0xffffffffu;
   std::uint32_t high_ = 0;
 };

@@ -165,6 +165,9 @@ RunResult DeviceState::run(const SimOptions& options) {
         computing.push_back(index);
       } else if (tile.stop == Stop::Sync) {
         tile.arrival = std::max(tile.stop_cycle, tile.landed);
+      } else if (tile.stop == Stop::Halt) {
+        // A halt also ends the exchange phase: the tile ends once its data is in.
+        tile.stop_cycle = std::max(tile.stop_cycle, tile.landed);
       }
       tile.sends.clear();
       tile.recvs.clear();
@@ -197,7 +200,7 @@ RunResult DeviceState::run(const SimOptions& options) {
                                            static_cast<std::uint32_t>(result.syncs),
                                            ProfileEventKind::SyncWait, kSupervisorContext});
       tile.release = release;
-      tile.deadline = release + watchdog;
+      tile.deadline = release + std::min(watchdog, std::numeric_limits<std::uint64_t>::max() - release);
       tile.phase = Phase::Exchange;
       tile.contexts[kSupervisor].next_issue = release;
       tile.cycle = release;
@@ -210,6 +213,9 @@ RunResult DeviceState::run(const SimOptions& options) {
   result.tiles.resize(tiles_.size());
   for (TileState& tile : tiles_) {
     tile.stats.halt_cycle = tile.stop_cycle;
+    if (tile.tracing && !tile.idle)
+      tile.events.push_back(ProfileEvent{tile.stop_cycle, tile.stop_cycle, kHaltLabel, 0,
+                                         ProfileEventKind::Halt, kSupervisorContext});
     result.tiles[tile.index] = tile.stats;
     result.cycles = std::max(result.cycles, tile.stop_cycle);
   }

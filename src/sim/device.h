@@ -7,6 +7,22 @@
 // run starts from the registers' reset state but sees what the first left
 // in memory). Runs are deterministic: outputs, cycles and every statistic
 // are the same on every run and any number of host threads.
+//
+// Where docs/isa.md leaves a cycle open, the simulator counts as follows:
+// - a worker started by `run` in cycle t first issues in its slot's first
+//   cycle after t; a worker's `exit` in cycle t frees its slot from t + 1,
+//   and a `wsync` (or `sync`) waiting for it goes on from t + 1;
+// - after a `send` of L bytes in cycle t the supervisor issues again no
+//   earlier than t + L/4 (and t + 6);
+// - received bytes are written to memory when the receiver's exchange phase
+//   ends; its `xdone` (or a `sync` or `halt` ending the phase) completes in
+//   the cycle after its last armed word arrived;
+// - a tile arrives at a sync when its `sync` has issued, its workers have
+//   exited and its data has landed; all tiles resume at the release, 600
+//   cycles after the last arrival;
+// - exchange buffers are whole 32-bit words at word-aligned addresses; a
+//   send or receive of 0 bytes does nothing;
+// - a tile with no code and entry 0 is idle: it takes no part in the run.
 #pragma once
 
 #include "graph/tensor.h"

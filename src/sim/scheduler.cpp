@@ -124,9 +124,13 @@ template <bool kTrace, bool kSupervisor>
   execute<isa::Slot::Main>(x, bundle->main.opcode);
   x.ins = &bundle->flt;
   execute<isa::Slot::Float>(x, bundle->flt.opcode);
-  if (x.pending_count)
-    std::memcpy(&ctx.a[x.pending_register], x.pending_words,
-                static_cast<std::size_t>(x.pending_count) * 4);
+  // Fixed-size copies: the compiler inlines them.
+  switch (x.pending_count) {
+    case 1: std::memcpy(&ctx.a[x.pending_register], x.pending_words, 4); break;
+    case 2: std::memcpy(&ctx.a[x.pending_register], x.pending_words, 8); break;
+    case 4: std::memcpy(&ctx.a[x.pending_register], x.pending_words, 16); break;
+    default: break;
+  }
   ctx.m[isa::kMZero] = 0;
 
   std::uint32_t next = x.next_pc;
@@ -156,19 +160,21 @@ std::uint64_t next_issue_cycle(const TileState& tile, std::uint64_t cycle) {
 template <bool kTrace>
 void run_loop(TileState& tile) {
   std::uint64_t cycle = tile.cycle;
+  auto slot = static_cast<std::uint32_t>(cycle % kSlots);
   const Context& supervisor = tile.contexts[kSupervisor];
   try {
     for (;;) {
-      const auto slot = static_cast<std::uint32_t>(cycle % kSlots);
       if (tile.running_workers >> slot & 1u) {
         issue<kTrace, false>(tile, static_cast<int>(slot), cycle);
       } else if (tile.wait == SupervisorWait::None && cycle >= supervisor.next_issue) {
         issue<kTrace, true>(tile, kSupervisor, cycle);
       } else {
         cycle = next_issue_cycle(tile, cycle);
+        slot = static_cast<std::uint32_t>(cycle % kSlots);
         continue;
       }
       ++cycle;
+      slot = slot == kSlots - 1 ? 0 : slot + 1;
       if (tile.stop != Stop::None) [[unlikely]]
         break;
     }

@@ -245,9 +245,6 @@ SEMANTICS(Halt) {
             running, std::popcount(tile.running_workers) > 1 ? "" : "s");
   }
   stop_tile(x, Stop::Halt);
-  if constexpr (X::kTracing)
-    tile.events.push_back(ProfileEvent{x.cycle, x.cycle, kHaltLabel, 0, ProfileEventKind::Halt,
-                                       kSupervisorContext});
 }
 
 SEMANTICS(Getcount) { x.m(0) = static_cast<std::uint32_t>(x.cycle); }
@@ -261,8 +258,7 @@ inline void check_exchange_buffer(X& x, const char* what, std::uint32_t address,
   const SimConfig& config = *x.tile.config;
   if (bytes % 4) x.fault("{} of {} bytes: the length must be a multiple of 4", what, bytes);
   if (bytes == 0) return;
-  if (address - config.memory_begin > config.memory_bytes || bytes > config.memory_bytes ||
-      address - config.memory_begin > config.memory_bytes - bytes)
+  if (bytes > config.memory_bytes || address - config.memory_begin > config.memory_bytes - bytes)
     x.fault("{} buffer {:#x}..{:#x} lies outside the tile's memory ({:#x}-{:#x})", what, address,
             std::uint64_t{address} + bytes, config.memory_begin,
             config.memory_begin + config.memory_bytes);

@@ -106,6 +106,21 @@ TEST(Exchange, PointToPointTiming) {
   EXPECT_EQ(outcome.result.tiles[1].bytes_received, 64u);
 }
 
+TEST(Exchange, HaltEndsTheExchangePhaseOnceTheDataIsIn) {
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(16, 100))};
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 64, 1);  // send at 36
+  tiles.codes[0].main(Opcode::Halt);                        // 52
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 64, 0);   // armed at 36
+  tiles.codes[1].main(Opcode::Halt);                        // 42, data in at 68
+  Outcome outcome = run_tiles(tiles, 2, 16);
+  EXPECT_EQ(outcome.result.tiles[0].halt_cycle, 52u);
+  EXPECT_EQ(outcome.result.tiles[1].halt_cycle, 36u + 15 + 16 + 1);
+  EXPECT_EQ(outcome.result.cycles, 68u);
+  EXPECT_EQ(outcome.buffers[1], counting_words(16, 100));
+}
+
 TEST(Exchange, MulticastGroupDeliversToEveryMember) {
   Tiles tiles;
   tiles.codes.resize(4);

@@ -308,6 +308,20 @@ TEST(ExchangeFaults, SendLengthNotAWholeNumberOfWords) {
             "tile 0, supervisor, pc 0x4c030 (send $m1, $m2, $m3): send of 6 bytes: the length must be a multiple of 4");
 }
 
+TEST(ExchangeFaults, BuffersOutsideMemoryOrMisaligned) {
+  Code outside;
+  outside.set(2, 16);
+  outside.main(Opcode::Send, {kZero, 2, kZero});
+  EXPECT_EQ(fault_of(outside), "tile 0, supervisor, pc 0x4c010 (send $mzero, $m2, $mzero): send buffer 0x0..0x10 "
+                               "lies outside the tile's memory (0x4c000-0xe8000)");
+  Code misaligned;
+  misaligned.set(1, kStandardData + 2);
+  misaligned.set(2, 16);
+  misaligned.main(Opcode::Recv, {1, 2, kZero});
+  EXPECT_EQ(fault_of(misaligned), "tile 0, supervisor, pc 0x4c020 (recv $m1, $m2, $mzero): misaligned receive "
+                                  "buffer at 0x60002 (exchange moves 32-bit words)");
+}
+
 TEST(ExchangeFaults, SendToNoSuchTileOrGroup) {
   EXPECT_EQ(exchange_fault(2, {{0, exchanging(Opcode::Send, 8, 2)}}),
             "tile 0, supervisor, pc 0x4c030 (send $m1, $m2, $m3): send to tile 2, outside 0..1");
