@@ -32,7 +32,7 @@ std::optional<double> rounded_seconds(const std::optional<double>& seconds) {
 
 class Reader {
  public:
-  Reader(const nlohmann::json& json, std::string source) : json_(json), source_(std::move(source)) {}
+  Reader(const ordered_json& json, std::string source) : json_(json), source_(std::move(source)) {}
 
   template <typename T>
   std::optional<T> optional(const char* key) const {
@@ -50,11 +50,10 @@ class Reader {
     if (!value) throw_bad_input(source_, "a case has no '{}'", key);
     return *value;
   }
-  const nlohmann::json& json() const { return json_; }
   const std::string& source() const { return source_; }
 
  private:
-  const nlohmann::json& json_;
+  const ordered_json& json_;
   std::string source_;
 };
 
@@ -117,7 +116,7 @@ ordered_json case_json(const CaseReport& report) {
   return json;
 }
 
-CaseReport case_from_json(const nlohmann::json& json, const std::string& source) {
+CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   if (!json.is_object()) throw_bad_input(source, "a case is not a JSON object");
   const Reader in(json, source);
   CaseReport report;
@@ -167,14 +166,15 @@ ordered_json report_json(const std::vector<CaseReport>& cases) {
 
 namespace {
 
-nlohmann::json read_json_file(const std::string& path) {
+// Ordered, so that stages keep the file's order.
+ordered_json read_json_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw_bad_input(path, "cannot open");
   std::ostringstream text;
   text << file.rdbuf();
   try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& error) {
+    return ordered_json::parse(text.str());
+  } catch (const ordered_json::parse_error& error) {
     throw_bad_input(path, "not JSON: {}", one_line(error.what()));
   }
 }
@@ -184,10 +184,10 @@ nlohmann::json read_json_file(const std::string& path) {
 CaseReport read_case_file(const std::string& path) { return case_from_json(read_json_file(path), path); }
 
 std::vector<CaseReport> read_report_file(const std::string& path) {
-  const nlohmann::json json = read_json_file(path);
+  const ordered_json json = read_json_file(path);
   if (!json.is_array()) throw_bad_input(path, "a report is a JSON array of cases");
   std::vector<CaseReport> cases;
-  for (const nlohmann::json& entry : json) cases.push_back(case_from_json(entry, path));
+  for (const ordered_json& entry : json) cases.push_back(case_from_json(entry, path));
   return cases;
 }
 

@@ -57,8 +57,9 @@ struct CaseReport {
 };
 
 nlohmann::ordered_json case_json(const CaseReport& report);
-// Reads what case_json wrote; `source` names the file in errors (BadInput).
-CaseReport case_from_json(const nlohmann::json& json, const std::string& source);
+// Reads what case_json wrote (or a case of the reference report); `source`
+// names the file in errors (BadInput).
+CaseReport case_from_json(const nlohmann::ordered_json& json, const std::string& source);
 
 nlohmann::ordered_json report_json(const std::vector<CaseReport>& cases);
 // A report file: a JSON array of cases (ours or the reference's).

@@ -28,17 +28,6 @@ bool is_planner_rejection(const Error& error) {
          error.message().rfind("no plan fits", 0) == 0;
 }
 
-// Each compile stage's summed wall time (a stage runs once per plan the
-// driver tries), in pipeline order.
-std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline) {
-  std::map<std::string, double, std::less<>> seconds;
-  for (const SpanRecord& record : timeline.top_level()) seconds[record.name] += record.wall_seconds;
-  std::vector<std::pair<std::string, double>> stages;
-  for (std::string_view stage : compiler::kStages)
-    if (const auto found = seconds.find(stage); found != seconds.end()) stages.emplace_back(stage, found->second);
-  return stages;
-}
-
 // What ran, one line per span, in the order they ended: the diagnostic of a
 // case that did not pass.
 std::vector<std::string> span_lines(const Timeline& timeline) {
@@ -195,6 +184,15 @@ class CaseRunner {
 }  // namespace
 
 CaseOutcome run_case(const CaseRequest& request) { return CaseRunner(request).run(); }
+
+std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline) {
+  std::map<std::string, double, std::less<>> seconds;
+  for (const SpanRecord& record : timeline.top_level()) seconds[record.name] += record.wall_seconds;
+  std::vector<std::pair<std::string, double>> stages;
+  for (std::string_view stage : compiler::kStages)
+    if (const auto found = seconds.find(stage); found != seconds.end()) stages.emplace_back(stage, found->second);
+  return stages;
+}
 
 std::string_view case_phase(std::string_view span) {
   if (std::find(compiler::kStages.begin(), compiler::kStages.end(), span) != compiler::kStages.end() ||

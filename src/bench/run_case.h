@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tilec::bench {
@@ -55,6 +56,11 @@ struct CaseOutcome {
 };
 
 CaseOutcome run_case(const CaseRequest& request);
+
+// Each compile stage's summed wall time over the top-level spans of
+// `timeline` (a stage runs once per plan the driver tries), in pipeline
+// order; stages that did not run are left out.
+std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline);
 
 // A case's coarse phase for progress reports, from the span that begins:
 // "compile" (every compiler stage, then encoding the package), "simulate"

@@ -41,7 +41,7 @@ void print_summary(const bench::CaseReport& report) {
     for (const auto& [stage, seconds] : report.stages)
       if (seconds >= 0.1 * *report.compile_seconds)
         stages += fmt::format("{}{} {}", stages.empty() ? "" : ", ", stage, format_duration(seconds));
-    fmt::print("  compile   {} ({})\n", format_duration(*report.compile_seconds), stages);
+    fmt::print("  compile   {}{}\n", format_duration(*report.compile_seconds), stages.empty() ? "" : " (" + stages + ")");
   }
   if (report.estimated_cycles)
     fmt::print("  estimate  {} cycles\n", bench::grouped(static_cast<std::uint64_t>(*report.estimated_cycles)));
