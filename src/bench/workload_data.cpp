@@ -43,14 +43,14 @@ std::shared_ptr<WorkloadData> WorkloadCache::get(const std::string& workload, co
 }
 
 std::string workload_label(const std::string& workload, const graph::MlpOptions& options) {
+  // The graph as the workload builds it checks the options and gives the
+  // dimensions; at FP16 no FP8 scale is chosen, so this generates no data.
+  graph::MlpOptions shape_only = options;
+  shape_only.precision = graph::Precision::Fp16;
+  shape_only.fp8_scale.reset();
+  const graph::Graph graph = graph::build_workload(workload, shape_only);
   std::string label = workload;
   if (workload != "siglip-mlp") {
-    // The dimensions as the workload fills them in; at FP16 no FP8 scale is
-    // chosen, so this builds no data.
-    graph::MlpOptions shape_only = options;
-    shape_only.precision = graph::Precision::Fp16;
-    shape_only.fp8_scale.reset();
-    const graph::Graph graph = graph::build_workload(workload, shape_only);
     const graph::Shape& x = graph.type(graph.inputs().at(0)->results.at(0)).shape;
     const graph::Shape& w1 = graph.type(graph.parameters().at(0)->results.at(0)).shape;
     label += fmt::format(" {}x{}x{}", x.at(x.size() - 2), x.back(), w1.back());

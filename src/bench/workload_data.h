@@ -52,7 +52,8 @@ class WorkloadCache {
 
 // "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden), with " bias"
 // and " seed N" when they are not the defaults: the report's `workload`.
-// Precision, batch and blocks are not part of it.
+// Precision, batch and blocks are not part of it. BadInput for options the
+// workload does not take.
 std::string workload_label(const std::string& workload, const graph::MlpOptions& options);
 
 }  // namespace tilec::bench

@@ -83,7 +83,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
                                          : machine_by_name(flags.target.empty() ? "ipu21" : flags.target);
   options.budgets_kib.clear();
   for (const std::string& text : flags.budgets)
-    options.budgets_kib.push_back(text == "default" ? 0 : parse_budget_kib(text, options.machine));
+    options.budgets_kib.push_back(text == "default" ? 0 : parse_budget_kib("--budgets", text, options.machine));
   options.out_directory = flags.out;
   options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;

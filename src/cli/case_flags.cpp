@@ -31,11 +31,11 @@ void add_target_flags(CLI::App& command, TargetFlags& flags) {
       ->type_name("N");
 }
 
-std::uint32_t parse_budget_kib(const std::string& text, const MachineModel& machine) {
+std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine) {
   const std::optional<std::uint32_t> kib = parse_unsigned(text);
-  if (!kib) throw_bad_input("--budget-kib " + text, "must be an integer >= 0");
+  if (!kib) throw_bad_input(flag + " " + text, "must be an integer >= 0");
   if (*kib > machine.memory_bytes() / 1024)
-    throw_bad_input("--budget-kib " + text, "is more than a tile's {} KiB", machine.memory_bytes() / 1024);
+    throw_bad_input(flag + " " + text, "is more than a tile's {} KiB", machine.memory_bytes() / 1024);
   return *kib;
 }
 
@@ -49,7 +49,7 @@ std::uint32_t parse_tiles(const std::string& text) {
 compiler::CompileOptions compile_options(const TargetFlags& flags, const std::string& fallback_target) {
   compiler::CompileOptions options;
   options.machine = machine_by_name(flags.target.empty() ? fallback_target : flags.target);
-  options.budget_bytes = parse_budget_kib(flags.budget_kib, options.machine) * 1024;
+  options.budget_bytes = parse_budget_kib("--budget-kib", flags.budget_kib, options.machine) * 1024;
   return options;
 }
 
@@ -84,8 +84,8 @@ GraphSource load_graph_source(const CLI::App& command, const std::string& graph_
     source.identity.workload = bench::workload_label(workload.workload, options);
   } else {
     reject_workload_options_without_workload(command, workload);
-    source.graph = graph::load_graph_file(graph_file);
     if (with_data && inputs_dir.empty()) throw_bad_input("--inputs", "a GRAPH file needs --inputs DIR with its inputs and parameters");
+    source.graph = graph::load_graph_file(graph_file);
     source.identity.name = fmt::format("{}-{}", std::filesystem::path(graph_file).stem().string(),
                                        budget_kib == 0 ? std::string("default") : fmt::format("{}k", budget_kib));
     source.identity.workload = graph_file;

@@ -29,8 +29,8 @@ struct TargetFlags {
 
 void add_target_flags(CLI::App& command, TargetFlags& flags);
 
-// "--budget-kib N": 0 (the whole tile) up to the tile's memory.
-std::uint32_t parse_budget_kib(const std::string& text, const MachineModel& machine);
+// A budget in KiB given to `flag`: 0 (the whole tile) up to the tile's memory.
+std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine);
 // "--tiles N": 1..1472.
 std::uint32_t parse_tiles(const std::string& text);
 
