@@ -1,7 +1,10 @@
 #include "compiler/cost_model.h"
 
+#include "compiler/combine_kernel.h"
+
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 namespace tilec::compiler {
 
@@ -18,52 +21,135 @@ const KernelCosts& kernel_costs() {
   return costs;
 }
 
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, const GemmVariant& variant) {
+  const KernelCosts& costs = kernel_costs();
+  const bool even = k_steps % 2 == 0;
+  std::int64_t setup = 0;
+  switch (variant.weights) {
+    case ElementType::F32: setup = costs.gemm_job_setup_f32; break;
+    case ElementType::F16: setup = costs.gemm_job_setup_f16 + (even ? 2 : 0); break;
+    default: setup = costs.gemm_job_setup_f8 + (even ? 2 : 0); break;
+  }
+  const std::int64_t per_job = setup + k_steps * amp_bundles_per_k(variant.weights) + gemm_drain_bundles(variant);
+  return costs.worker_start + jobs * per_job + costs.worker_exit;
+}
+
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, ElementType operand, bool drain_f32) {
+  GemmVariant variant;
+  variant.weights = variant.activations = operand;
+  variant.drain_f32 = drain_f32;
+  return gemm_worker_bundles(jobs, k_steps, variant);
+}
+
 double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType operand, bool drain_f32) {
   if (blocks == 0 || k_steps == 0) return 0;
-  const KernelCosts& costs = kernel_costs();
   // Workers take whole 16x16 blocks: the busiest has ceil(blocks / 6).
-  double jobs = static_cast<double>((blocks + 5) / 6);
-  double per_job = static_cast<double>(k_steps) * amp_bundles_per_k(operand) + costs.gemm_job_setup +
-                   (drain_f32 ? costs.gemm_drain_f32 : costs.gemm_drain_f16);
-  return 6 * (jobs * per_job + costs.worker_start) + costs.run_workers;
+  const std::int64_t jobs = (blocks + 5) / 6;
+  return 6.0 * static_cast<double>(gemm_worker_bundles(jobs, k_steps, operand, drain_f32)) +
+         kernel_costs().run_workers;
+}
+
+namespace {
+
+// Generating a variant's schedule takes milliseconds; the planner asks
+// about the same few variants many times.
+CombineShape cached_shape(const CombineVariant& variant) {
+  static std::mutex mutex;
+  static std::map<CombineVariant, CombineShape> shapes;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = shapes.find(variant);
+  if (it == shapes.end()) it = shapes.emplace(variant, combine_shape(variant)).first;
+  return it->second;
+}
+
+}  // namespace
+
+double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements) {
+  if (columns == 0 || column_elements == 0) return 0;
+  const std::int64_t busiest = (columns + 5) / 6;
+  const std::int64_t bundles = combine_worker_bundles(cached_shape(variant), busiest, column_elements / 8);
+  return 6.0 * static_cast<double>(bundles) + kernel_costs().run_workers;
+}
+
+CombineVariant likely_combine_variant(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
+                                      ElementType output) {
+  CombineVariant variant;
+  variant.inputs = std::clamp(inputs, 1, kMaxCombineInputs);
+  variant.input = StorageType{input_type, 0};
+  bool later_f32 = output == ElementType::F32;
+  for (const EpilogueOp& op : epilogue) {
+    later_f32 |= op.result.element == ElementType::F32;
+    variant.stages.push_back(CombineStage{op.kind, op.approximation, StorageType{op.result.element, 0}});
+  }
+  if (epilogue.empty()) variant.sum = StorageType{output, 0};
+  else if (variant.inputs == 1) variant.sum = variant.input;
+  else variant.sum = StorageType{input_type == ElementType::F32 && later_f32 ? ElementType::F32 : ElementType::F16, 0};
+  variant.bias = input_type == ElementType::F32 ? ElementType::F32 : ElementType::F16;
+  return variant;
 }
 
 double map_bundles_per_8(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
                          ElementType output) {
-  // Main slot: 16-byte loads and stores; float slot: conversions and math.
-  double main = 0, flt = 0;
-  auto load_cost = [](ElementType type) { return type == ElementType::F32 ? 2.0 : 1.0; };
-  main += inputs * load_cost(input_type);
-  bool in_f32 = input_type == ElementType::F32;
-  if (inputs > 1) flt += (inputs - 1) * 2 + (in_f32 ? 0 : inputs * 2);  // widen to f32 and add
-  bool as_f32 = inputs > 1 || in_f32;
-  for (const EpilogueOp& op : epilogue) {
-    switch (op.kind) {
-      case EpilogueOp::Kind::AddBias:
-        if (!as_f32) flt += 2;
-        flt += 2;
-        as_f32 = true;
-        break;
-      case EpilogueOp::Kind::Gelu:
-        if (as_f32 && op.result.element == ElementType::F16) flt += 2;  // round to f16 first
-        flt += 2;
-        as_f32 = op.result.element == ElementType::F32;
-        break;
-      case EpilogueOp::Kind::Cast: flt += is_fp8(op.result.element) ? (as_f32 ? 3 : 1) : 2; break;
-    }
-  }
-  main += output == ElementType::F32 ? 2 : 1;
-  return std::max(main, flt) + 0.5;
+  return cached_shape(likely_combine_variant(inputs, input_type, epilogue, output)).bundles_per_8();
 }
 
 double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type,
                        const std::vector<EpilogueOp>& epilogue, ElementType output) {
   if (elements == 0) return 0;
-  const KernelCosts& costs = kernel_costs();
-  double groups = static_cast<double>((elements + 7) / 8);
-  double worker_bundles = groups / 6 * map_bundles_per_8(inputs, input_type, epilogue, output) +
-                          costs.map_job_setup + costs.worker_start;
-  return 6 * worker_bundles + costs.run_workers;
+  // Six workers, one column each, in whole panels (two groups of 8).
+  const std::int64_t per_worker = std::max<std::int64_t>((elements + 95) / 96 * 16, 16);
+  return combine_tile_cycles(likely_combine_variant(inputs, input_type, epilogue, output), 6, per_worker);
+}
+
+namespace {
+
+// One pass of a row kernel over C columns issues fixed + per_column x C
+// bundles (its loop runs C - 1 times between a prologue and an epilogue).
+// Every loop issues one bundle per instruction of its busier slot.
+struct PassCost {
+  int per_column;
+  int fixed;
+};
+
+struct RowCosts {
+  PassCost first, second, output;
+  int entry;       // to the first half panel
+  int half_panel;  // per half panel outside the passes
+};
+
+RowCosts row_costs(RowKernel kernel, ElementType input, ElementType output) {
+  const bool in16 = input == ElementType::F16, out16 = output == ElementType::F16;
+  // The output loops widen FP16 inputs (2 instructions) and narrow FP16
+  // outputs (2), and store one quad fewer.
+  const int widen = in16 ? 2 : 0, narrow = out16 ? 2 : 0;
+  if (kernel == RowKernel::LayerNorm)
+    return RowCosts{in16 ? PassCost{4, 4} : PassCost{3, 3}, in16 ? PassCost{8, 4} : PassCost{6, 4},
+                    PassCost{8 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 19, 24};
+  return RowCosts{in16 ? PassCost{4, 5} : PassCost{3, 4}, in16 ? PassCost{8, 4} : PassCost{6, 4},
+                  PassCost{6 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 11, 6};
+}
+
+}  // namespace
+
+std::int64_t row_worker_bundles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                                std::int64_t columns) {
+  if (panels <= 0) return 0;
+  const RowCosts c = row_costs(kernel, input, output);
+  const std::int64_t per_half_panel = c.half_panel + c.first.fixed + c.second.fixed + c.output.fixed +
+                                      columns * (c.first.per_column + c.second.per_column + c.output.per_column);
+  return c.entry + 2 * panels * per_half_panel + 1;
+}
+
+int row_bundles_per_column(RowKernel kernel, ElementType input, ElementType output) {
+  const RowCosts c = row_costs(kernel, input, output);
+  return c.first.per_column + c.second.per_column + c.output.per_column;
+}
+
+double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                       std::int64_t columns) {
+  if (panels == 0 || columns == 0) return 0;
+  return 6.0 * static_cast<double>(row_worker_bundles(kernel, input, output, (panels + 5) / 6, columns)) +
+         kernel_costs().run_workers;
 }
 
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,

@@ -3,10 +3,12 @@
 // cycles by executing the code, and reports show both side by side.
 //
 // The figures per kernel mirror the kernels in kernels/ (their inner loops,
-// per-job set-up and drain lengths); tests/compiler/cost_model_test.cpp
-// compares them with simulated kernels so they cannot silently drift.
+// per-job set-up and drain lengths; the combine kernels' counts come from
+// their generated code); tests/compiler/kernel_cost_test.cpp compares them
+// with simulated kernels so they cannot silently drift.
 #pragma once
 
+#include "compiler/kernel_library.h"
 #include "compiler/mid.h"
 #include "target/machine.h"
 
@@ -17,12 +19,17 @@ namespace tilec::compiler {
 // AMP instructions per k step of a 16x16 output block.
 int amp_bundles_per_k(ElementType operand);
 
+// Bundle counts of the kernels in kernels/ outside their inner loops
+// (docs/kernels.md gives each kernel's cycle formula).
 struct KernelCosts {
-  int worker_start = 8;          // bundles before a worker's first job
-  int gemm_job_setup = 12;       // loading a job's fields, zeroing the accumulators
-  int gemm_drain_f16 = 34;       // 16 rows x 2 accrd.f16 paired with stores
-  int gemm_drain_f32 = 66;       // 16 rows x 4 accrd.f32 paired with stores
-  int map_job_setup = 10;
+  int worker_start = 3;          // GEMM: reading the job count, first job, empty check
+  int worker_exit = 1;
+  // Per GEMM job: its fields and accz (10), the operand loads before the
+  // loop and the k-parity branch, and the jump to the next job (3).
+  int gemm_job_setup_f8 = 19;    // + 2 when k is even
+  int gemm_job_setup_f16 = 21;   // + 2 when k is even
+  int gemm_job_setup_f32 = 22;
+  // The drains: see gemm_drain_bundles (kernel_library.h).
   int supervisor_bundle = 6;     // the supervisor issues once every 6 cycles
   int run_workers = 6 * 2 * 6;   // set-up and `run` of six workers
   int exchange_latency = 60;     // worst case across the chip
@@ -30,17 +37,45 @@ struct KernelCosts {
 
 const KernelCosts& kernel_costs();
 
+// Bundles one GEMM worker issues for `jobs` 16x16 blocks of `k_steps`.
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, const GemmVariant& variant);
+std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, ElementType operand, bool drain_f32);
+
 // Cycles for one tile to compute `blocks` 16x16 output blocks with `k_steps`
-// k steps each (even), spread over six workers.
+// k steps each, spread over six workers as plan_kernels spreads them.
 double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType operand,
                         bool drain_f32);
 
-// Bundles a worker needs for 8 elements of an elementwise pass that reads
-// `inputs` (each of `input_type`), applies `epilogue` and stores `output`.
+// A combine kernel over `columns` columns of `column_elements` elements
+// (whole panels), split between six workers by columns as plan_kernels
+// splits it: the bundles its generated code issues (combine_kernel.h).
+double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements);
+
+// The same from the planner's view of an elementwise pass that reads
+// `inputs` (each of `input_type`), applies `epilogue` and stores `output`:
+// the variant it most likely becomes (the sum type is the output's when
+// there is no epilogue, the input's for one input, else FP32 when the input
+// and something after it are FP32, else FP16), over `elements` elements in
+// one column per worker.
+CombineVariant likely_combine_variant(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
+                                      ElementType output);
+// Bundles a worker issues per 8 elements in the loop of that variant.
 double map_bundles_per_8(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
                          ElementType output);
 double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type,
                        const std::vector<EpilogueOp>& epilogue, ElementType output);
+
+// The row kernels (kernels/layernorm.S, kernels/softmax.S) over whole rows
+// of `columns` columns: the bundles one worker issues for `panels` panels.
+enum class RowKernel : std::uint8_t { LayerNorm, Softmax };
+std::int64_t row_worker_bundles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                                std::int64_t columns);
+// Per column of 8 rows, in the three passes' loops: each loop issues one
+// bundle per instruction of its busier slot.
+int row_bundles_per_column(RowKernel kernel, ElementType input, ElementType output);
+// A tile's cycles for `panels` panels split between six workers by panels.
+double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                       std::int64_t columns);
 
 // An exchange phase in which the busiest tile receives `bytes_in`, the
 // busiest sends `bytes_out`, and tiles issue up to `transfers` sends or

@@ -19,9 +19,9 @@ ElementType partial_type_for(const Step&) { return ElementType::F32; }
 // K-part counts worth trying, each with as many column parts as the group
 // and the columns allow.
 constexpr int kMaxKParts = 32;
-std::vector<int> k_part_counts(int group_size, std::int64_t k_units) {
+std::vector<int> k_part_counts(int group_size, std::int64_t k_units, int most) {
   std::vector<int> counts;
-  for (int k_parts = 1; k_parts <= group_size && k_parts <= k_units && k_parts <= kMaxKParts; ++k_parts)
+  for (int k_parts = 1; k_parts <= group_size && k_parts <= k_units && k_parts <= most; ++k_parts)
     counts.push_back(k_parts);
   return counts;
 }
@@ -96,13 +96,12 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
     std::int64_t n = step.transpose_weight ? weight.shape[0] : weight.shape[1];
     for (int group_size : group_sizes) {
       std::vector<GemmCandidate>& list = result.by_step[index][group_size];
-      for (int k_parts : k_part_counts(group_size, ceil_div(k, kPanelRows))) {
+      for (int k_parts : k_part_counts(group_size, ceil_div(k, kPanelRows), options.max_k_parts.value_or(kMaxKParts))) {
         int column_parts = static_cast<int>(std::min<std::int64_t>(group_size / k_parts, ceil_div(n, kPanelRows)));
         list.push_back(make_candidate(chain, step, column_parts, k_parts, iterations));
       }
     }
   }
-  (void)options;
   return result;
 }
 

@@ -1,5 +1,7 @@
 #include "compiler/kernel_library.h"
 
+#include "compiler/combine_kernel.h"
+
 #include "isa/assembler.h"
 #include "support/error.h"
 
@@ -13,217 +15,67 @@ namespace {
 
 const char* fp8_name(ElementType type) { return type == ElementType::F152 ? "f152" : "f143"; }
 
-// Builds the body of a combine kernel, one bundle per line, working on 8
-// elements per iteration. The inputs are loaded and summed in FP32 lanes
-// (two quads) when they are FP32, else in FP16 lanes (one quad); once the
-// sum is rounded to a type of at most 16 bits and nothing later needs FP32,
-// the kernel narrows to FP16 lanes (cheaper GELU and casts).
-class CombineWriter {
- public:
-  explicit CombineWriter(const CombineVariant& variant) : v_(variant) {
-    f32_lanes_ = v_.input.element == ElementType::F32 || v_.sum.element == ElementType::F32;
-    needs_f32_later_ = has_bias() && v_.bias == ElementType::F32;
-    for (const CombineStage& stage : v_.stages) needs_f32_later_ |= stage.result.element == ElementType::F32;
-  }
+std::string quad(int first) { return fmt::format("$a{}:{}", first, first + 3); }
+std::string pair(int first) { return fmt::format("$a{}:{}", first, first + 1); }
 
-  bool has_bias() const {
-    return std::any_of(v_.stages.begin(), v_.stages.end(),
-                       [](const CombineStage& s) { return s.kind == EpilogueOp::Kind::AddBias; });
-  }
+bool ends_in_fp8(const GemmVariant& variant) {
+  return !variant.epilogue.empty() && is_fp8(variant.epilogue.back().result.element);
+}
 
-  // Per column: the bias scalar, in the lanes the bias stage will use.
-  std::vector<std::string> column_setup() const {
-    if (!has_bias()) return {};
-    if (!bias_in_f32_lanes()) return {"ld32pi $a28, $m5, 4", "f32v4splat $a24:27, $a28"};
-    if (v_.bias == ElementType::F16) return {"ld32pi $a28, $m5, 4", "f16tof32lo $a24:27, $a28:31"};
-    return {"ld32pi $a24, $m5, 4"};
-  }
-
-  std::vector<std::string> body() {
-    lines_.clear();
-    load_input(0, "$a0:3", "$a4:7");
-    for (int i = 1; i < v_.inputs; ++i) {
-      load_input(i, "$a8:11", "$a12:15");
-      if (f32_lanes_) {
-        emit("f32v4add $a0:3, $a0:3, $a8:11");
-        emit("f32v4add $a4:7, $a4:7, $a12:15");
-      } else {
-        emit("f16v8add $a0:3, $a0:3, $a8:11");
-      }
-    }
-    const bool summed = v_.inputs > 1 || v_.input.element != v_.sum.element;
-    StorageType current = summed ? lanes_type() : v_.input;
-    round_to(current, v_.sum, v_.stages.empty());
-    current = v_.sum;
-    for (std::size_t i = 0; i < v_.stages.size(); ++i) {
-      const CombineStage& stage = v_.stages[i];
-      const bool last = i + 1 == v_.stages.size();
-      switch (stage.kind) {
-        case EpilogueOp::Kind::AddBias:
-          if (f32_lanes_) {
-            emit("f32v4adds $a0:3, $a0:3, $a24");
-            emit("f32v4adds $a4:7, $a4:7, $a24");
-          } else {
-            emit("f16v8add $a0:3, $a0:3, $a24:27");
-          }
-          round_to(lanes_type(), stage.result, last);
-          break;
-        case EpilogueOp::Kind::Gelu: {
-          const int mode = stage.approximation == graph::GeluApproximation::Erf ? 1 : 0;
-          if (f32_lanes_) {
-            emit(fmt::format("f32v4gelu $a0:3, $a0:3, {}", mode));
-            emit(fmt::format("f32v4gelu $a4:7, $a4:7, {}", mode));
-          } else {
-            emit(fmt::format("f16v4gelu $a0:1, $a0:1, {}", mode));
-            emit(fmt::format("f16v4gelu $a2:3, $a2:3, {}", mode));
-          }
-          round_to(lanes_type(), stage.result, last);
-          break;
-        }
-        case EpilogueOp::Kind::Cast:
-          round_to(current, stage.result, last);
-          break;
-      }
-      current = stage.result;
-    }
-    store(v_.output());
-    return lines_;
-  }
-
- private:
-  bool bias_in_f32_lanes() const {
-    // The bias stage runs in FP32 lanes unless the sum narrowed first.
-    return v_.bias == ElementType::F32 || (f32_lanes_at_start() && !narrows());
-  }
-  bool f32_lanes_at_start() const {
-    return v_.input.element == ElementType::F32 || v_.sum.element == ElementType::F32;
-  }
-  bool narrows() const { return f32_lanes_at_start() && v_.sum.element != ElementType::F32 && !needs_f32_later_; }
-
-  StorageType lanes_type() const { return StorageType{f32_lanes_ ? ElementType::F32 : ElementType::F16, 0}; }
-  void emit(std::string line) { lines_.push_back(std::move(line)); }
-
-  void load_input(int index, const char* low, const char* high) {
-    std::string pointer = fmt::format("$m{}", 6 + index);
-    const StorageType in = v_.input;
-    if (f32_lanes_) {
-      switch (in.element) {
-        case ElementType::F32:
-          emit(fmt::format("ld128pi {}, {}, 16", low, pointer));
-          emit(fmt::format("ld128pi {}, {}, 16", high, pointer));
-          return;
-        case ElementType::F16:
-          emit(fmt::format("ld128pi $a16:19, {}, 16", pointer));
-          emit(fmt::format("f16tof32lo {}, $a16:19", low));
-          emit(fmt::format("f16tof32hi {}, $a16:19", high));
-          return;
-        default:
-          emit(fmt::format("ld64pi $a16:17, {}, 8", pointer));
-          emit(fmt::format("f8tof32 {}, $a16, {}, {}", low, fp8_name(in.element), in.scale));
-          emit(fmt::format("f8tof32 {}, $a17, {}, {}", high, fp8_name(in.element), in.scale));
-          return;
-      }
-    }
-    if (in.element == ElementType::F16) {
-      emit(fmt::format("ld128pi {}, {}, 16", low, pointer));
-    } else {
-      emit(fmt::format("ld64pi $a16:17, {}, 8", pointer));
-      emit(fmt::format("f8tof16 {}, $a16:17, {}, {}", low, fp8_name(in.element), in.scale));
+// One accumulator row of a fused drain, in the register set whose quads
+// start at $a(x0) (rows 0-7) and $a(x0 + 4) (rows 8-15): its float-slot
+// instructions, and its stores.
+std::vector<std::string> fused_row(const GemmVariant& variant, int x0, int row) {
+  const int x1 = x0 + 4;
+  std::vector<std::string> ops{fmt::format("accrd.f16 {}, {}, 0, \\scale", quad(x0), row),
+                               fmt::format("accrd.f16 {}, {}, 1, \\scale", quad(x1), row)};
+  for (const CombineStage& stage : variant.epilogue) {
+    if (stage.kind == EpilogueOp::Kind::Gelu) {
+      const int mode = stage.approximation == graph::GeluApproximation::Erf ? 1 : 0;
+      for (int first : {x0, x0 + 2, x1, x1 + 2}) ops.push_back(fmt::format("f16v4gelu {0}, {0}, {1}", pair(first), mode));
+    } else if (is_fp8(stage.result.element)) {
+      const char* format = fp8_name(stage.result.element);
+      ops.push_back(fmt::format("f16tof8 {}, {}, {}, {}", pair(x0), quad(x0), format, stage.result.scale));
+      ops.push_back(fmt::format("f16tof8 {}, {}, {}, {}", pair(x0 + 2), quad(x1), format, stage.result.scale));
     }
   }
+  return ops;
+}
 
-  // Rounds the lanes (holding `from`) to `to`. When it is the last step the
-  // lanes stay as they are: store() writes them in the output type.
-  void round_to(StorageType from, StorageType to, bool last) {
-    if (last || from == to) return;
-    if (f32_lanes_) {
-      if (to.element == ElementType::F32) return;
-      if (!needs_f32_later_) {
-        // Narrow: FP32 lanes rounded once to FP16 lanes.
-        emit("f32tof16 $a16:17, $a0:3");
-        emit("f32tof16 $a18:19, $a4:7");
-        emit("f32v4mov $a0:3, $a16:19");
-        f32_lanes_ = false;
-        if (is_fp8(to.element)) round_to(StorageType{ElementType::F16, 0}, to, false);
-        return;
-      }
-      if (to.element == ElementType::F16) {
-        emit("f32tof16 $a16:17, $a0:3");
-        emit("f32tof16 $a18:19, $a4:7");
-        emit("f16tof32lo $a0:3, $a16:19");
-        emit("f16tof32hi $a4:7, $a16:19");
-      } else {
-        emit(fmt::format("f32tof8 $a16, $a0:3, {}, {}", fp8_name(to.element), to.scale));
-        emit(fmt::format("f32tof8 $a17, $a4:7, {}, {}", fp8_name(to.element), to.scale));
-        emit(fmt::format("f8tof32 $a0:3, $a16, {}, {}", fp8_name(to.element), to.scale));
-        emit(fmt::format("f8tof32 $a4:7, $a17, {}, {}", fp8_name(to.element), to.scale));
-      }
-      return;
+std::vector<std::string> fused_stores(const GemmVariant& variant, int x0) {
+  if (ends_in_fp8(variant)) return {fmt::format("st128pi {}, $m6, \\out_stride", quad(x0))};
+  return {fmt::format("st128pi {}, $m6, 16", quad(x0)), fmt::format("st128pi {}, $m6, \\out_stride - 16", quad(x0 + 4))};
+}
+
+// A fused drain, as the macro DRAIN_<name> that the GEMM macro expands:
+// each accumulator row in one of two register sets ($a0:7, $a8:15, in
+// turn), its stores in the first bundles of the next row.
+std::string fused_drain_source(const std::string& name, const GemmVariant& variant) {
+  std::string text = fmt::format(".macro DRAIN_{} scale, out_stride\n", name);
+  std::vector<std::string> pending;  // the previous row's stores
+  for (int row = 0; row <= 16; ++row) {
+    const std::vector<std::string> ops = row < 16 ? fused_row(variant, 8 * (row % 2), row) : std::vector<std::string>{};
+    for (std::size_t i = 0; i < std::max(ops.size(), pending.size()); ++i) {
+      if (i < ops.size() && i < pending.size()) text += fmt::format("    {{ {} ; {} }}\n", pending[i], ops[i]);
+      else text += "    " + (i < ops.size() ? ops[i] : pending[i]) + "\n";
     }
-    if (is_fp8(to.element)) {
-      emit(fmt::format("f16tof8 $a16:17, $a0:3, {}, {}", fp8_name(to.element), to.scale));
-      emit(fmt::format("f8tof16 $a0:3, $a16:17, {}, {}", fp8_name(to.element), to.scale));
-    }
+    if (row < 16) pending = fused_stores(variant, 8 * (row % 2));
   }
-
-  void store(StorageType out) {
-    if (f32_lanes_) {
-      switch (out.element) {
-        case ElementType::F32:
-          emit("st128pi $a0:3, $m4, 16");
-          emit("st128pi $a4:7, $m4, 16");
-          return;
-        case ElementType::F16:
-          emit("f32tof16 $a16:17, $a0:3");
-          emit("f32tof16 $a18:19, $a4:7");
-          emit("st128pi $a16:19, $m4, 16");
-          return;
-        default:
-          emit(fmt::format("f32tof8 $a16, $a0:3, {}, {}", fp8_name(out.element), out.scale));
-          emit(fmt::format("f32tof8 $a17, $a4:7, {}, {}", fp8_name(out.element), out.scale));
-          emit("st64pi $a16:17, $m4, 8");
-          return;
-      }
-    }
-    if (out.element == ElementType::F16) {
-      emit("st128pi $a0:3, $m4, 16");
-    } else {
-      emit(fmt::format("f16tof8 $a16:17, $a0:3, {}, {}", fp8_name(out.element), out.scale));
-      emit("st64pi $a16:17, $m4, 8");
-    }
-  }
-
-  const CombineVariant& v_;
-  bool f32_lanes_ = false;
-  bool needs_f32_later_ = false;
-  std::vector<std::string> lines_;
-};
-
-std::string combine_source(const std::string& name, const CombineVariant& variant) {
-  CombineWriter writer(variant);
-  std::vector<std::string> body = writer.body();
-  std::string text = fmt::format(".section .kernels, \"x\"\n.global {0}\n.type {0}, @kernel\n{0}:\n", name);
-  text += "    ldw $m2, $m0, 0\n    ldw $m3, $m0, 4\n    ldw $m4, $m0, 8\n    ldw $m5, $m0, 12\n";
-  for (int i = 0; i < variant.inputs; ++i) text += fmt::format("    ldw $m{}, $m0, {}\n", 6 + i, 16 + 4 * i);
-  text += fmt::format("    brz $m2, {}_done\n{}_column:\n", name, name);
-  for (const std::string& line : writer.column_setup()) text += "    " + line + "\n";
-  text += fmt::format("    rpt $m3, {}\n", body.size());
-  for (const std::string& line : body) text += "    " + line + "\n";
-  text += fmt::format("    addi $m2, $m2, -1\n    brnz $m2, {0}_column\n{0}_done:\n    exit\n.size {0}, . - {0}\n", name);
-  return text;
+  return text + ".endm\n";
 }
 
 std::string gemm_source(const std::string& name, const GemmVariant& variant) {
-  const char* drain = variant.drain_f32 ? "F32" : "F16";
+  std::string fused = variant.epilogue.empty() ? "" : fused_drain_source(name, variant);
+  const std::string drain = variant.epilogue.empty() ? (variant.drain_f32 ? "F32" : "F16") : name;
   switch (variant.weights) {
     case ElementType::F32:
-      return fmt::format("GEMM_F32 {}, {}, {}, {}, {}\n", name, variant.activation_stride, variant.output_stride,
+      return fused + fmt::format("GEMM_F32 {}, {}, {}, {}, {}\n", name, variant.activation_stride, variant.output_stride,
                          variant.scale, drain);
     case ElementType::F16:
-      return fmt::format("GEMM_F16 {}, {}, {}, {}, {}\n", name, variant.activation_stride, variant.output_stride,
+      return fused + fmt::format("GEMM_F16 {}, {}, {}, {}, {}\n", name, variant.activation_stride, variant.output_stride,
                          variant.scale, drain);
     default:
-      return fmt::format("GEMM_F8 {}, {}, {}, {}, {}, {}, {}\n", name, fp8_name(variant.weights),
+      return fused + fmt::format("GEMM_F8 {}, {}, {}, {}, {}, {}, {}\n", name, fp8_name(variant.weights),
                          fp8_name(variant.activations), variant.activation_stride, variant.output_stride,
                          variant.scale, drain);
   }
@@ -231,7 +83,28 @@ std::string gemm_source(const std::string& name, const GemmVariant& variant) {
 
 }  // namespace
 
+bool fused_epilogue_supported(const GemmVariant& variant) {
+  if (variant.epilogue.empty()) return true;
+  if (variant.drain_f32) return false;
+  for (std::size_t i = 0; i < variant.epilogue.size(); ++i) {
+    const CombineStage& stage = variant.epilogue[i];
+    const bool last = i + 1 == variant.epilogue.size();
+    if (stage.kind == EpilogueOp::Kind::AddBias) return false;
+    if (stage.kind == EpilogueOp::Kind::Gelu && stage.result.element != ElementType::F16) return false;
+    if (stage.kind == EpilogueOp::Kind::Cast && stage.result.element == ElementType::F32) return false;
+    if (is_fp8(stage.result.element) && !last) return false;
+  }
+  return true;
+}
+
+int gemm_drain_bundles(const GemmVariant& variant) {
+  if (variant.epilogue.empty()) return variant.drain_f32 ? 65 : 33;
+  // Every row's float-slot instructions, then the last row's stores.
+  return 16 * static_cast<int>(fused_row(variant, 0, 0).size()) + static_cast<int>(fused_stores(variant, 0).size());
+}
+
 std::string KernelLibrary::gemm(const GemmVariant& variant) {
+  TILEC_CHECK(fused_epilogue_supported(variant), "GEMM variant with an epilogue its drain cannot apply");
   auto it = gemms_.find(variant);
   if (it != gemms_.end()) return it->second;
   std::string name = fmt::format("gemm_{}_{}", element_type_name(variant.weights), gemms_.size());

@@ -26,6 +26,13 @@ namespace tilec::compiler {
 
 const std::map<std::string, std::string_view>& embedded_kernel_sources();
 
+struct CombineStage {
+  EpilogueOp::Kind kind;
+  graph::GeluApproximation approximation = graph::GeluApproximation::Tanh;
+  StorageType result;
+  auto operator<=>(const CombineStage&) const = default;
+};
+
 struct GemmVariant {
   ElementType weights = ElementType::F143;     // F143/F152 (the AMP's FP8 mode), F16 or F32
   ElementType activations = ElementType::F143;
@@ -33,16 +40,26 @@ struct GemmVariant {
   std::uint32_t output_stride = 0;      // bytes per output column
   int scale = 0;                        // 2^scale turns code products into values
   bool drain_f32 = false;
+  // Stages applied while the accumulators drain (a fused epilogue; see
+  // fused_epilogue_supported). Empty: the drain stores the GEMM's sums.
+  std::vector<CombineStage> epilogue;
 
+  // The element type the drain stores.
+  ElementType output() const {
+    return epilogue.empty() ? (drain_f32 ? ElementType::F32 : ElementType::F16) : epilogue.back().result.element;
+  }
   auto operator<=>(const GemmVariant&) const = default;
 };
 
-struct CombineStage {
-  EpilogueOp::Kind kind;
-  graph::GeluApproximation approximation = graph::GeluApproximation::Tanh;
-  StorageType result;
-  auto operator<=>(const CombineStage&) const = default;
-};
+// Whether a GEMM can drain through `epilogue`: an FP16 drain (the sums
+// rounded once to FP16, as a GEMM with an FP16 result), then any of GELU
+// with an FP16 result and casts to FP16, and at most one cast to FP8, last
+// (no bias: a job does not say which columns it computes).
+bool fused_epilogue_supported(const GemmVariant& variant);
+
+// Bundles the drain of one 16x16 block takes (the accumulator reads, the
+// fused stages and the stores).
+int gemm_drain_bundles(const GemmVariant& variant);
 
 // Sum `inputs` inputs of one type, round to `sum`, then apply `stages`.
 struct CombineVariant {

@@ -16,6 +16,10 @@ struct CompileOptions {
   // Force the planner's choices (tests and experiments); unset = search.
   std::optional<int> groups;
   std::optional<int> chunks;
+  // The most K parts a GEMM may split its sums over. 1 keeps every output's
+  // sum in one accumulator, in the host reference's order: results are then
+  // bit-identical to the reference (at some cost in cycles).
+  std::optional<int> max_k_parts;
   // A stage name: the compile result carries a text dump of the IR as that
   // stage left it (--dump-after). Empty = no dump.
   std::string dump_after;

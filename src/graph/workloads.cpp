@@ -129,20 +129,20 @@ Graph mlp_graph(const MlpOptions& options) {
   if (!repeated) {
     y = block(builder, x, w1, b1, w2, b2);
   } else {
-    GraphBuilder::RepeatOperands operands{.carried = {x}, .sequence = {w1, w2}};
+    // The carried value is a block's FP16 result; at FP8 each block first
+    // casts it to x's F143 type (exact for the first block, whose input is x).
+    ValueId carried = fp8 ? builder.cast("x_f16", x, kF16) : x;
+    GraphBuilder::RepeatOperands operands{.carried = {carried}, .sequence = {w1, w2}};
     if (options.bias) operands.sequence = {w1, b1, w2, b2};
     y = builder
             .repeat("blocks", blocks, operands,
                     [&](GraphBuilder& body, const std::vector<ValueId>& args) {
                       const bool bias = options.bias;
-                      ValueId next = block(body, args[0], args[1], bias ? args[2] : kNoValue,
-                                           args[bias ? 3 : 2], bias ? args[4] : kNoValue);
-                      // The next block reads it as this block read x.
-                      if (fp8) next = body.cast("next_x", next, types.x);
-                      return std::vector<ValueId>{next};
+                      ValueId in = fp8 ? body.cast("block_x", args[0], types.x) : args[0];
+                      return std::vector<ValueId>{block(body, in, args[1], bias ? args[2] : kNoValue,
+                                                        args[bias ? 3 : 2], bias ? args[4] : kNoValue)};
                     })
             .front();
-    if (fp8) y = builder.cast("y_f16", y, kF16);
   }
   builder.output("y", y);
   return builder.finish();

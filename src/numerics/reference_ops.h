@@ -8,9 +8,11 @@
 
 namespace tilec::reference {
 
-// C[M,N] = A[M,K] x B[K,N] (FP32 accumulation), A and B row-major with the
-// given transposes (a transposed A is stored [K,M], a transposed B [N,K]).
-// Cache-blocked and multithreaded.
+// C[M,N] = A[M,K] x B[K,N], A and B row-major with the given transposes (a
+// transposed A is stored [K,M], a transposed B [N,K]). Each output is the
+// sequential FP32 sum over k of fused multiply-adds, starting from +0: the
+// order the device's AMP sums in (see reference_gemm.cpp). Cache-blocked and
+// multithreaded; the result does not depend on the thread count.
 void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c,
           std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a = false,
           bool transpose_b = false);

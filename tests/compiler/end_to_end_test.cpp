@@ -66,6 +66,18 @@ TEST(EndToEnd, SmallFp8MlpMatchesTheReference) {
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp8)), on_tiles(16));
 }
 
+TEST(EndToEnd, SumsInOneAccumulatorAreBitIdenticalToTheReference) {
+  for (graph::Precision precision : {graph::Precision::Fp8, graph::Precision::Fp16, graph::Precision::Fp32}) {
+    graph::MlpOptions mlp = small_mlp(precision);
+    mlp.blocks = 2;
+    mlp.bias = true;
+    CompileOptions options = on_tiles(16);
+    options.max_k_parts = 1;
+    Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+    EXPECT_EQ(outcome.max_error, 0.0) << outcome.compiled.plan;
+  }
+}
+
 TEST(EndToEnd, Fp16AndFp32MlpsMatchTheReference) {
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp16)), on_tiles(16));
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp32)), on_tiles(16));

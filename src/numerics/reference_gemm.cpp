@@ -1,0 +1,155 @@
+// The host reference GEMM.
+//
+// Its summation order is part of its definition: every output is the
+// sequential sum over k = 0, 1, ..., K-1 of a fused multiply-add,
+//   c = fma(a[k], b[k], c), starting from +0.
+// That is what the device's AMP does when one accumulator covers all of K
+// (the products of FP8 and FP16 values are exact in FP32, so a fused and a
+// separate multiply-add agree), so a plan without a K split reproduces the
+// reference bit for bit. The kernel below keeps that order while blocking
+// for caches: K is walked in increasing blocks and each block continues from
+// the sums the previous one left in C.
+#include "numerics/reference_ops.h"
+
+#include "support/error.h"
+#include "support/parallel.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace tilec::reference {
+
+namespace {
+
+constexpr std::int64_t kRowBlock = 64;      // rows of C per task
+constexpr std::int64_t kColumnBlock = 256;  // columns of C per task
+constexpr std::int64_t kDepthBlock = 256;   // k per pass over a task's C
+constexpr int kMicroRows = 4;
+constexpr int kMicroColumns = 64;
+
+// C[rows, columns] continues its sums over `depth` steps of k:
+// a is [rows][lda] (k contiguous), b is [depth][ldb] (columns contiguous).
+// The lanes of a vector are different columns, so vectorising changes no
+// output's order.
+#if defined(__AVX512F__)
+void micro_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                  std::int64_t depth) {
+  constexpr int kVectors = kMicroColumns / 16;
+  __m512 sums[kMicroRows][kVectors];
+  for (int r = 0; r < kMicroRows; ++r)
+    for (int v = 0; v < kVectors; ++v) sums[r][v] = _mm512_loadu_ps(c + r * ldc + 16 * v);
+  for (std::int64_t k = 0; k < depth; ++k) {
+    __m512 row[kVectors];
+    for (int v = 0; v < kVectors; ++v) row[v] = _mm512_loadu_ps(b + k * ldb + 16 * v);
+    for (int r = 0; r < kMicroRows; ++r) {
+      const __m512 value = _mm512_set1_ps(a[r * lda + k]);
+      for (int v = 0; v < kVectors; ++v) sums[r][v] = _mm512_fmadd_ps(value, row[v], sums[r][v]);
+    }
+  }
+  for (int r = 0; r < kMicroRows; ++r)
+    for (int v = 0; v < kVectors; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, sums[r][v]);
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+void micro_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                  std::int64_t depth) {
+  // Two passes of 32 columns keep the sums in the 16 vector registers.
+  for (int half = 0; half < 2; ++half) {
+    constexpr int kVectors = kMicroColumns / 16;
+    const int offset = half * kMicroColumns / 2;
+    __m256 sums[kMicroRows][kVectors];
+    for (int r = 0; r < kMicroRows; ++r)
+      for (int v = 0; v < kVectors; ++v) sums[r][v] = _mm256_loadu_ps(c + r * ldc + offset + 8 * v);
+    for (std::int64_t k = 0; k < depth; ++k) {
+      __m256 row[kVectors];
+      for (int v = 0; v < kVectors; ++v) row[v] = _mm256_loadu_ps(b + k * ldb + offset + 8 * v);
+      for (int r = 0; r < kMicroRows; ++r) {
+        const __m256 value = _mm256_set1_ps(a[r * lda + k]);
+        for (int v = 0; v < kVectors; ++v) sums[r][v] = _mm256_fmadd_ps(value, row[v], sums[r][v]);
+      }
+    }
+    for (int r = 0; r < kMicroRows; ++r)
+      for (int v = 0; v < kVectors; ++v) _mm256_storeu_ps(c + r * ldc + offset + 8 * v, sums[r][v]);
+  }
+}
+#else
+void micro_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                  std::int64_t depth) {
+  for (int r = 0; r < kMicroRows; ++r)
+    for (int j = 0; j < kMicroColumns; ++j) {
+      float sum = c[r * ldc + j];
+      for (std::int64_t k = 0; k < depth; ++k) sum = std::fma(a[r * lda + k], b[k * ldb + j], sum);
+      c[r * ldc + j] = sum;
+    }
+}
+#endif
+
+// The same sums for a ragged edge.
+void edge_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                 std::int64_t rows, std::int64_t columns, std::int64_t depth) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < columns; ++j) {
+      float sum = c[r * ldc + j];
+      for (std::int64_t k = 0; k < depth; ++k) sum = std::fma(a[r * lda + k], b[k * ldb + j], sum);
+      c[r * ldc + j] = sum;
+    }
+}
+
+}  // namespace
+
+void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
+          std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b) {
+  TILEC_CHECK(m >= 0 && n >= 0 && k >= 0, "gemm of negative size {}x{}x{}", m, n, k);
+  TILEC_CHECK(static_cast<std::int64_t>(a.size()) == m * k &&
+                  static_cast<std::int64_t>(b.size()) == k * n &&
+                  static_cast<std::int64_t>(c.size()) == m * n,
+              "gemm {}x{}x{} given buffers of {}, {} and {} floats", m, n, k, a.size(), b.size(),
+              c.size());
+  if (m == 0 || n == 0) return;
+  // Operands in the kernel's orders: A rows with k contiguous, B rows of k
+  // with columns contiguous.
+  std::vector<float> a_rows, b_rows;
+  const float* lhs = a.data();
+  const float* rhs = b.data();
+  if (transpose_a) {
+    a_rows.resize(static_cast<std::size_t>(m * k));
+    for (std::int64_t p = 0; p < k; ++p)
+      for (std::int64_t i = 0; i < m; ++i) a_rows[static_cast<std::size_t>(i * k + p)] = a[static_cast<std::size_t>(p * m + i)];
+    lhs = a_rows.data();
+  }
+  if (transpose_b) {
+    b_rows.resize(static_cast<std::size_t>(k * n));
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t p = 0; p < k; ++p) b_rows[static_cast<std::size_t>(p * n + j)] = b[static_cast<std::size_t>(j * k + p)];
+    rhs = b_rows.data();
+  }
+  std::fill(c.begin(), c.end(), 0.0f);
+  const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
+  const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
+  // Each task owns a block of C: the result cannot depend on the threads.
+  parallel_for(0, static_cast<std::size_t>(row_blocks * column_blocks), [&](std::size_t task) {
+    const std::int64_t row0 = static_cast<std::int64_t>(task) / column_blocks * kRowBlock;
+    const std::int64_t column0 = static_cast<std::int64_t>(task) % column_blocks * kColumnBlock;
+    const std::int64_t rows = std::min(kRowBlock, m - row0);
+    const std::int64_t columns = std::min(kColumnBlock, n - column0);
+    for (std::int64_t depth0 = 0; depth0 < k; depth0 += kDepthBlock) {
+      const std::int64_t depth = std::min(kDepthBlock, k - depth0);
+      for (std::int64_t j = 0; j < columns; j += kMicroColumns)
+        for (std::int64_t r = 0; r < rows; r += kMicroRows) {
+          const float* a_block = lhs + (row0 + r) * k + depth0;
+          const float* b_block = rhs + depth0 * n + column0 + j;
+          float* c_block = c.data() + (row0 + r) * n + column0 + j;
+          const std::int64_t micro_rows = std::min<std::int64_t>(kMicroRows, rows - r);
+          const std::int64_t micro_columns = std::min<std::int64_t>(kMicroColumns, columns - j);
+          if (micro_rows == kMicroRows && micro_columns == kMicroColumns)
+            micro_kernel(a_block, k, b_block, n, c_block, n, depth);
+          else
+            edge_kernel(a_block, k, b_block, n, c_block, n, micro_rows, micro_columns, depth);
+        }
+    }
+  });
+}
+
+}  // namespace tilec::reference

@@ -1,0 +1,352 @@
+// The GEMM kernels on one simulated tile against a host computation of the
+// same sums in the same order (bit-identical outputs), with their AMP rate:
+// never above the machine's peak, and close to it on long K; and the drain
+// with a fused epilogue (GELU, casts) against the same host steps.
+#include "compiler/cost_model.h"
+#include "kernel_harness.h"
+#include "numerics/fp16.h"
+#include "numerics/fp8.h"
+#include "numerics/reference_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace tilec::compiler {
+namespace {
+
+using testing::DataPlaces;
+using testing::KernelHarness;
+using testing::KernelResult;
+using testing::KernelRun;
+
+struct GemmCase {
+  ElementType weights = ElementType::F143;
+  ElementType activations = ElementType::F143;
+  std::uint32_t k = 8;
+  std::uint32_t panels = 2;         // M = 16 x panels
+  std::uint32_t column_blocks = 2;  // N = 16 x column_blocks
+  bool drain_f32 = false;
+  int weight_scale = 0;             // FP8 only
+  int activation_scale = 0;
+  int workers = 6;
+  std::vector<CombineStage> epilogue;  // fused into the drain
+};
+
+double peak_macs_per_cycle(ElementType operand) {
+  return operand == ElementType::F32 ? 16 : operand == ElementType::F16 ? 64 : 128;
+}
+
+// Operand codes and their values (FP8 without the tensor scale: the AMP
+// multiplies the codes' own values).
+struct Operand {
+  std::vector<std::uint8_t> bytes;  // one element after another
+  std::vector<float> values;
+};
+
+Operand random_operand(ElementType type, std::size_t count, std::mt19937& random) {
+  Operand operand;
+  operand.values.resize(count);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < count; ++i) {
+    switch (type) {
+      case ElementType::F32: {
+        float value = uniform(random);
+        operand.values[i] = value;
+        std::uint32_t bits;
+        std::memcpy(&bits, &value, 4);
+        for (int b = 0; b < 4; ++b) operand.bytes.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
+        break;
+      }
+      case ElementType::F16: {
+        std::uint16_t half = float_to_half(uniform(random));
+        operand.values[i] = half_to_float(half);
+        operand.bytes.push_back(static_cast<std::uint8_t>(half));
+        operand.bytes.push_back(static_cast<std::uint8_t>(half >> 8));
+        break;
+      }
+      default: {
+        // Every code but NaN (0x80), so products span the format's range.
+        auto code = static_cast<std::uint8_t>(random());
+        if (code == 0x80) code = 0;
+        operand.values[i] = fp8_table(type)[code];
+        operand.bytes.push_back(code);
+        break;
+      }
+    }
+  }
+  return operand;
+}
+
+struct GemmOutcome {
+  int mismatches = 0;
+  std::uint64_t macs = 0;
+  KernelResult result;
+};
+
+// Activations X [M][K] stored [k][panels][16 rows]; weights W [K][N] stored
+// [N/16 blocks][k][16 columns]; output [N][panels][16 rows].
+GemmOutcome run_gemm(const GemmCase& c) {
+  const std::uint32_t m = 16 * c.panels, n = 16 * c.column_blocks, k = c.k;
+  const std::uint32_t wbytes = element_bytes(c.weights), xbytes = element_bytes(c.activations);
+  GemmVariant variant;
+  variant.weights = c.weights;
+  variant.activations = c.activations;
+  variant.activation_stride = c.panels * 16 * xbytes;
+  variant.scale = is_fp8(c.weights) ? c.weight_scale + c.activation_scale : 0;
+  variant.drain_f32 = c.drain_f32;
+  variant.epilogue = c.epilogue;
+  const std::uint32_t obytes = element_bytes(variant.output());
+  variant.output_stride = c.panels * 16 * obytes;
+  KernelLibrary library;
+  std::string kernel = library.gemm(variant);
+  KernelHarness harness(library);
+
+  std::mt19937 random(k * 131 + m * 7 + n + static_cast<std::uint32_t>(c.weights) * 1000 + c.drain_f32);
+  // Element (row, k) of X is operand element k * M + row: the panel format.
+  Operand x = random_operand(c.activations, std::size_t{m} * k, random);
+  // Element (k, column) of W: block (column / 16), then k, then column % 16.
+  Operand w = random_operand(c.weights, std::size_t{k} * n, random);
+
+  DataPlaces places;
+  std::uint32_t x_address = places.take(static_cast<std::uint32_t>(x.bytes.size()));
+  std::uint32_t w_address = places.take(static_cast<std::uint32_t>(w.bytes.size()));
+  std::uint32_t out_address = places.take(n * m * obytes);
+  KernelRun run{kernel, {}, {{x_address, x.bytes}, {w_address, w.bytes}}, {{out_address, n * m * obytes}}};
+
+  const std::uint32_t jobs = c.column_blocks * c.panels;
+  for (int worker = 0; worker < c.workers; ++worker) {
+    std::uint32_t first = jobs * worker / c.workers, last = jobs * (worker + 1) / c.workers;
+    std::vector<std::uint32_t> block{last - first, w_address, x_address, out_address};
+    for (std::uint32_t job = first; job < last; ++job) {
+      std::uint32_t column_block = job / c.panels, panel = job % c.panels;
+      block.push_back(column_block * k * 16 * wbytes);
+      block.push_back(panel * 16 * xbytes);
+      block.push_back((column_block * 16 * c.panels + panel) * 16 * obytes);
+      block.push_back(k);
+    }
+    run.blocks.push_back(std::move(block));
+  }
+
+  GemmOutcome outcome;
+  outcome.result = harness.run(run);
+  outcome.macs = std::uint64_t{m} * n * k;
+  const std::vector<std::uint8_t>& out = outcome.result.outputs[0];
+  const float scale = std::ldexp(1.0f, variant.scale);
+  for (std::uint32_t column = 0; column < n; ++column)
+    for (std::uint32_t row = 0; row < m; ++row) {
+      // The AMP's order: k ascending, each product exact (FP8, FP16) or
+      // fused (FP32), rounded to FP32 as it is added.
+      float sum = 0.0f;
+      for (std::uint32_t step = 0; step < k; ++step) {
+        float a = w.values[(column / 16 * k + step) * 16 + column % 16];
+        float b = x.values[std::size_t{step} * m + row];
+        sum = c.weights == ElementType::F32 ? std::fma(a, b, sum) : sum + a * b;
+      }
+      const std::size_t index = std::size_t{column} * m + row;  // [n][panels][16] = [n][m]
+      bool same;
+      if (!c.epilogue.empty()) {
+        // The drain rounds to FP16, then each stage as the combine kernels do.
+        float value = round_to_half(sum * scale);
+        std::uint8_t code = 0;
+        for (const CombineStage& stage : c.epilogue) {
+          if (stage.kind == EpilogueOp::Kind::Gelu)
+            value = round_to_half(stage.approximation == graph::GeluApproximation::Erf ? reference::gelu_erf(value)
+                                                                                      : reference::gelu_tanh(value));
+          if (is_fp8(stage.result.element)) code = float_to_fp8(value, stage.result.element, stage.result.scale);
+        }
+        if (is_fp8(variant.output())) {
+          same = out[index] == code;
+        } else {
+          std::uint16_t actual = static_cast<std::uint16_t>(out[2 * index] | out[2 * index + 1] << 8);
+          same = actual == float_to_half(value);
+        }
+      } else if (c.drain_f32) {
+        float actual;
+        std::memcpy(&actual, out.data() + 4 * index, 4);
+        same = std::bit_cast<std::uint32_t>(actual) == std::bit_cast<std::uint32_t>(sum * scale);
+      } else {
+        std::uint16_t actual = static_cast<std::uint16_t>(out[2 * index] | out[2 * index + 1] << 8);
+        same = actual == float_to_half(sum * scale);
+      }
+      if (!same && ++outcome.mismatches <= 3)
+        ADD_FAILURE() << "output column " << column << " row " << row << " differs from " << sum * scale;
+    }
+  return outcome;
+}
+
+void expect_within_peak(const GemmCase& c, const GemmOutcome& outcome) {
+  const sim::TileStats& stats = outcome.result.stats;
+  EXPECT_EQ(stats.total_amp_macs(), outcome.macs);
+  ASSERT_GT(outcome.result.kernel_cycles, 0u);
+  double per_cycle = static_cast<double>(stats.total_amp_macs()) / static_cast<double>(outcome.result.kernel_cycles);
+  EXPECT_LE(per_cycle, peak_macs_per_cycle(c.weights));
+  EXPECT_LE(static_cast<double>(stats.total_amp_macs()) / static_cast<double>(stats.halt_cycle),
+            peak_macs_per_cycle(c.weights));
+}
+
+// AMP utilisation: MACs over the kernel's cycles at the operand's peak.
+double utilisation(const GemmCase& c, const GemmOutcome& outcome) {
+  return static_cast<double>(outcome.macs) /
+         (static_cast<double>(outcome.result.kernel_cycles) * peak_macs_per_cycle(c.weights));
+}
+
+struct Fp8Param {
+  ElementType weights;
+  ElementType activations;
+  bool drain_f32;
+  std::uint32_t k;
+};
+
+class GemmFp8 : public ::testing::TestWithParam<Fp8Param> {};
+
+TEST_P(GemmFp8, MatchesTheHostSumsBitForBit) {
+  GemmCase c;
+  c.weights = GetParam().weights;
+  c.activations = GetParam().activations;
+  c.drain_f32 = GetParam().drain_f32;
+  c.k = GetParam().k;
+  c.panels = 3;
+  c.column_blocks = 3;  // 9 jobs: workers take one or two
+  c.weight_scale = -3;
+  c.activation_scale = -2;
+  GemmOutcome outcome = run_gemm(c);
+  EXPECT_EQ(outcome.mismatches, 0);
+  expect_within_peak(c, outcome);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    FormatsDrainsAndK, GemmFp8,
+    ::testing::Values(Fp8Param{ElementType::F143, ElementType::F143, false, 1},
+                      Fp8Param{ElementType::F143, ElementType::F143, false, 2},
+                      Fp8Param{ElementType::F143, ElementType::F143, true, 7},
+                      Fp8Param{ElementType::F143, ElementType::F143, true, 10},
+                      Fp8Param{ElementType::F152, ElementType::F152, false, 9},
+                      Fp8Param{ElementType::F152, ElementType::F152, true, 12},
+                      Fp8Param{ElementType::F143, ElementType::F152, false, 6},
+                      Fp8Param{ElementType::F152, ElementType::F143, true, 5}));
+
+TEST(GemmFp8, LongKOnSixWorkersRunsAbove95PercentOfThePeak) {
+  GemmCase c;
+  c.k = 1152;
+  c.panels = 6;
+  c.column_blocks = 2;  // two jobs per worker
+  GemmOutcome outcome = run_gemm(c);
+  EXPECT_EQ(outcome.mismatches, 0);
+  expect_within_peak(c, outcome);
+  RecordProperty("utilisation", fmt::format("{:.4f}", utilisation(c, outcome)));
+  std::cerr << "fp8 k=1152: " << outcome.result.kernel_cycles << " cycles, utilisation " << utilisation(c, outcome)
+            << "\n";
+  EXPECT_GT(utilisation(c, outcome), 0.95);
+}
+
+TEST(GemmFp8, OneWorkerIssuesOnceEverySixCycles) {
+  GemmCase c;
+  c.k = 64;
+  c.panels = 1;
+  c.column_blocks = 1;
+  c.workers = 1;
+  GemmOutcome outcome = run_gemm(c);
+  EXPECT_EQ(outcome.mismatches, 0);
+  expect_within_peak(c, outcome);
+  // One context alone reaches a sixth of the peak at most.
+  EXPECT_LT(utilisation(c, outcome), 1.0 / 6);
+}
+
+class GemmWide : public ::testing::TestWithParam<std::tuple<ElementType, bool, std::uint32_t>> {};
+
+TEST_P(GemmWide, MatchesTheHostSumsBitForBit) {
+  GemmCase c;
+  c.weights = c.activations = std::get<0>(GetParam());
+  c.drain_f32 = std::get<1>(GetParam());
+  c.k = std::get<2>(GetParam());
+  c.panels = 2;
+  c.column_blocks = 4;
+  c.workers = 5;
+  GemmOutcome outcome = run_gemm(c);
+  EXPECT_EQ(outcome.mismatches, 0);
+  expect_within_peak(c, outcome);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fp16AndFp32, GemmWide,
+                         ::testing::Combine(::testing::Values(ElementType::F16, ElementType::F32),
+                                            ::testing::Bool(), ::testing::Values(1u, 2u, 5u, 8u)));
+
+TEST(GemmWide, LongKOnSixWorkersRunsAbove95PercentOfThePeak) {
+  for (ElementType type : {ElementType::F16, ElementType::F32}) {
+    GemmCase c;
+    c.weights = c.activations = type;
+    c.k = type == ElementType::F16 ? 576 : 160;
+    c.panels = 6;
+    c.column_blocks = 1;
+    GemmOutcome outcome = run_gemm(c);
+    EXPECT_EQ(outcome.mismatches, 0);
+    expect_within_peak(c, outcome);
+    std::cerr << element_type_name(type) << " k=" << c.k << ": " << outcome.result.kernel_cycles
+              << " cycles, utilisation " << utilisation(c, outcome) << "\n";
+    EXPECT_GT(utilisation(c, outcome), 0.95) << element_type_name(type);
+  }
+}
+
+CombineStage stage(EpilogueOp::Kind kind, StorageType result,
+                   graph::GeluApproximation approximation = graph::GeluApproximation::Tanh) {
+  return CombineStage{kind, approximation, result};
+}
+
+TEST(GemmFusedEpilogue, DrainsThroughGeluAndCasts) {
+  using Kind = EpilogueOp::Kind;
+  const StorageType f16{ElementType::F16, 0};
+  const std::vector<std::vector<CombineStage>> epilogues{
+      {stage(Kind::Gelu, f16), stage(Kind::Cast, {ElementType::F143, -4})},
+      {stage(Kind::Gelu, f16, graph::GeluApproximation::Erf)},
+      {stage(Kind::Cast, {ElementType::F152, 1})},
+      {stage(Kind::Cast, f16), stage(Kind::Gelu, f16), stage(Kind::Cast, {ElementType::F143, 0})}};
+  for (ElementType operand : {ElementType::F143, ElementType::F16}) {
+    for (const auto& epilogue : epilogues) {
+      GemmCase c;
+      c.weights = c.activations = operand;
+      c.k = 24;
+      c.panels = 2;
+      c.column_blocks = 4;
+      c.weight_scale = -2;
+      c.epilogue = epilogue;
+      GemmOutcome outcome = run_gemm(c);
+      EXPECT_EQ(outcome.mismatches, 0) << element_type_name(operand);
+      expect_within_peak(c, outcome);
+      GemmVariant variant;
+      variant.weights = variant.activations = operand;
+      variant.epilogue = epilogue;
+      for (std::size_t worker = 0; worker < outcome.result.worker_cycles.size(); ++worker) {
+        const std::int64_t jobs = 8 * static_cast<std::int64_t>(worker + 1) / 6 - 8 * static_cast<std::int64_t>(worker) / 6;
+        EXPECT_EQ(static_cast<std::int64_t>((outcome.result.worker_cycles[worker] + 4) / 6),
+                  gemm_worker_bundles(jobs, c.k, variant));
+      }
+    }
+  }
+}
+
+TEST(GemmFusedEpilogue, SaysWhichEpiloguesTheDrainApplies) {
+  using Kind = EpilogueOp::Kind;
+  const StorageType f16{ElementType::F16, 0}, f32{ElementType::F32, 0}, f8{ElementType::F143, 0};
+  GemmVariant variant;
+  variant.epilogue = {stage(Kind::Gelu, f16), stage(Kind::Cast, f8)};
+  EXPECT_TRUE(fused_epilogue_supported(variant));
+  variant.drain_f32 = true;
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  variant.drain_f32 = false;
+  variant.epilogue = {stage(Kind::Cast, f8), stage(Kind::Gelu, f16)};
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  variant.epilogue = {stage(Kind::Gelu, f32)};
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  variant.epilogue = {stage(Kind::AddBias, f16)};
+  EXPECT_FALSE(fused_epilogue_supported(variant));
+  // The same GEMM without an epilogue is another variant, drained as before.
+  KernelLibrary library;
+  GemmVariant plain;
+  variant.epilogue = {stage(Kind::Gelu, f16)};
+  EXPECT_NE(library.gemm(plain), library.gemm(variant));
+}
+
+}  // namespace
+}  // namespace tilec::compiler
