@@ -86,10 +86,11 @@ class CaseRunner {
   const package::Package& compile_package() {
     if (request_.package) {
       const nlohmann::json info = nlohmann::json::parse(request_.package->compile_info, nullptr, false);
-      if (info.is_object()) {
-        if (info.contains("estimatedCycles")) outcome_.report.estimated_cycles = info["estimatedCycles"].get<double>();
-        if (info.contains("plan")) outcome_.report.plan = info["plan"].get<std::string>();
-      }
+      // What the compiler recorded, when it is there.
+      if (info.is_object() && info.contains("estimatedCycles") && info["estimatedCycles"].is_number())
+        outcome_.report.estimated_cycles = info["estimatedCycles"].get<double>();
+      if (info.is_object() && info.contains("plan") && info["plan"].is_string())
+        outcome_.report.plan = info["plan"].get<std::string>();
       return *request_.package;
     }
     const auto begin = std::chrono::steady_clock::now();
