@@ -265,8 +265,3 @@
     exit
 .size \name, . - \name
 .endm
-
-LAYERNORM layernorm_f32_f32, F32, F32, 32, 32
-LAYERNORM layernorm_f16_f32, F16, F32, 16, 32
-LAYERNORM layernorm_f32_f16, F32, F16, 32, 16
-LAYERNORM layernorm_f16_f16, F16, F16, 16, 16

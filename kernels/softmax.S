@@ -219,8 +219,3 @@
     exit
 .size \name, . - \name
 .endm
-
-SOFTMAX softmax_f32_f32, F32, F32, 32, 32
-SOFTMAX softmax_f16_f32, F16, F32, 16, 32
-SOFTMAX softmax_f32_f16, F32, F16, 32, 16
-SOFTMAX softmax_f16_f16, F16, F16, 16, 16

@@ -12,6 +12,7 @@ void add_graph_commands(CLI::App& app);
 void add_isa_commands(CLI::App& app);
 void add_package_commands(CLI::App& app);
 void add_sim_command(CLI::App& app);
+void add_profile_commands(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

@@ -17,6 +17,7 @@
 #include "compiler/options.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct PlanChoice {
 
 struct PlanSearch {
   std::vector<PlanChoice> front;  // Pareto front, fastest first
+  // The plan with the smallest estimated peak, even when it cannot fit the
+  // memory classes (what a diagnostic explains).
+  std::optional<PlanChoice> smallest;
   std::int64_t plans_considered = 0;
 };
 

@@ -268,6 +268,7 @@ class LirBuilder {
       step(task.bias);
     }
     for (auto& [op, place] : lir_.op_weights) step(place);
+    for (auto& [op, place] : lir_.row_weights) step(place);
     for (auto& [weight, place] : lir_.bias_places) step(place);
   }
 
@@ -409,6 +410,7 @@ class LirBuilder {
 
   void add_row_op(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
     Task task;
     task.kind = op.kind == MidOpKind::LayerNorm ? TaskKind::LayerNorm : TaskKind::Softmax;
     task.op = index;
@@ -418,6 +420,16 @@ class LirBuilder {
     task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
     task.columns = value(op.output).cols;
     task.column_elements = groups().chunk_panels * kPanelRows;
+    if (task.kind == TaskKind::LayerNorm) {
+      // gamma and beta as FP32 pairs {gamma[c], beta[c]}, the kernel's form.
+      const Weight& gamma = chain_.weights[static_cast<std::size_t>(step.gamma)];
+      const Weight& beta = chain_.weights[static_cast<std::size_t>(step.beta)];
+      if (gamma.storage.element != ElementType::F32 || beta.storage.element != ElementType::F32)
+        throw_failure(fmt::format("op '{}'", step.name), "the compiler needs layernorm's gamma and beta in f32");
+      task.weights = weight_place(gamma.parameter + "+" + beta.parameter, BufferKind::Weight,
+                                  static_cast<std::uint32_t>(task.columns) * 8, gamma.per_iteration);
+      lir_.row_weights[index] = task.weights;
+    }
     lir_.tasks.push_back(std::move(task));
   }
 

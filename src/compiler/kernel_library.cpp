@@ -122,10 +122,25 @@ std::string KernelLibrary::combine(const CombineVariant& variant) {
   return name;
 }
 
+std::string KernelLibrary::row(const RowVariant& variant) {
+  auto it = rows_.find(variant);
+  if (it != rows_.end()) return it->second;
+  std::string name = fmt::format("{}_{}_{}", variant.layernorm ? "layernorm" : "softmax",
+                                 element_type_name(variant.input), element_type_name(variant.output));
+  rows_.emplace(variant, name);
+  return name;
+}
+
 std::string KernelLibrary::variant_source() const {
-  std::string text = ".include \"gemm_common.inc\"\n.include \"gemm_f8.S\"\n.include \"gemm_f16.S\"\n.include \"gemm_f32.S\"\n";
+  std::string text(embedded_kernel_sources().at("runtime.S"));
   for (const auto& [variant, name] : gemms_) text += gemm_source(name, variant);
   for (const auto& [variant, name] : combines_) text += combine_source(name, variant);
+  for (const auto& [variant, name] : rows_) {
+    auto type = [](ElementType t) { return t == ElementType::F32 ? "F32" : "F16"; };
+    auto half = [](ElementType t) { return t == ElementType::F32 ? 32 : 16; };
+    text += fmt::format("{} {}, {}, {}, {}, {}\n", variant.layernorm ? "LAYERNORM" : "SOFTMAX", name, type(variant.input),
+                        type(variant.output), half(variant.input), half(variant.output));
+  }
   return text;
 }
 

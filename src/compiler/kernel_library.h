@@ -75,25 +75,37 @@ struct CombineVariant {
 
 constexpr int kMaxCombineInputs = 8;
 
+// LayerNorm or softmax over whole rows, from one element type to another
+// (FP16 or FP32 each).
+struct RowVariant {
+  bool layernorm = true;
+  ElementType input = ElementType::F16;
+  ElementType output = ElementType::F16;
+  auto operator<=>(const RowVariant&) const = default;
+};
+
 class KernelLibrary {
  public:
   // The kernel symbol of a variant, registering it on first use.
   std::string gemm(const GemmVariant& variant);
   std::string combine(const CombineVariant& variant);
+  std::string row(const RowVariant& variant);
 
   // Assembly text instantiating every registered variant.
   std::string variant_source() const;
-  std::size_t variant_count() const { return gemms_.size() + combines_.size(); }
+  std::size_t variant_count() const { return gemms_.size() + combines_.size() + rows_.size(); }
 
  private:
   std::map<GemmVariant, std::string> gemms_;
   std::map<CombineVariant, std::string> combines_;
+  std::map<RowVariant, std::string> rows_;
 };
 
 // Reads kernels/ sources for the assembler's .include.
 isa::FileReader kernel_source_reader();
 
-// compile_runtime: the fixed kernels and supervisor routines.
+// compile_runtime: assembles the kernel library's sources (their macros),
+// so a broken kernel source fails before any plan is made.
 isa::Object compile_runtime();
 // compile_kernels: the variants a plan needs.
 isa::Object compile_kernels(const KernelLibrary& library);

@@ -3,6 +3,7 @@
 #include "support/error.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tilec::compiler {
 
@@ -96,6 +97,41 @@ void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
   }
 }
 
+// Whole rows (docs/kernels.md, layernorm and softmax): workers take whole
+// panels.
+void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
+  const RowVariant variant{task.kind == TaskKind::LayerNorm, value(lir, op.inputs[0]).storage.element,
+                           value(lir, op.output).storage.element};
+  for (ElementType type : {variant.input, variant.output})
+    if (type != ElementType::F16 && type != ElementType::F32)
+      throw_failure(fmt::format("op '{}'", step.name), "the compiler supports {} on f16 and f32 values only",
+                    variant.layernorm ? "layernorm" : "softmax");
+  task.kernel = library.row(variant);
+  const std::uint32_t panels = static_cast<std::uint32_t>(task.column_elements / kPanelRows);
+  const std::uint32_t in_row = static_cast<std::uint32_t>(kPanelRows) * element_bytes(variant.input);
+  const std::uint32_t out_row = static_cast<std::uint32_t>(kPanelRows) * element_bytes(variant.output);
+  std::uint32_t epsilon;
+  std::memcpy(&epsilon, &step.epsilon, 4);
+  for (int worker = 0; worker < kWorkers; ++worker) {
+    std::uint32_t first = panels * static_cast<std::uint32_t>(worker) / kWorkers;
+    std::uint32_t last = panels * static_cast<std::uint32_t>(worker + 1) / kWorkers;
+    if (first == last) continue;
+    std::vector<ArgumentWord> words{ArgumentWord::value(last - first),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(task.columns)),
+                                    ArgumentWord::address(task.inputs[0].plus(first * in_row)),
+                                    ArgumentWord::address(task.output.plus(first * out_row)),
+                                    ArgumentWord::value(panels * in_row),
+                                    ArgumentWord::value(panels * out_row)};
+    if (variant.layernorm) {
+      words.push_back(ArgumentWord::address(task.weights));
+      words.push_back(ArgumentWord::value(epsilon));
+    }
+    task.worker_arguments.push_back(std::move(words));
+  }
+}
+
 }  // namespace
 
 void plan_kernels(Lir& lir, KernelLibrary& library) {
@@ -105,9 +141,7 @@ void plan_kernels(Lir& lir, KernelLibrary& library) {
       case TaskKind::Gemm: plan_gemm(lir, task, library); break;
       case TaskKind::Combine: plan_combine(lir, task, library); break;
       case TaskKind::LayerNorm:
-      case TaskKind::Softmax:
-        throw_failure(fmt::format("op '{}'", lir.mid->ops[static_cast<std::size_t>(task.op)].name),
-                      "layernorm and softmax are not supported by the compiler yet");
+      case TaskKind::Softmax: plan_row(lir, task, library); break;
     }
   }
 }

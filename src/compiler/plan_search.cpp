@@ -206,12 +206,12 @@ void add_row_step(const SearchContext& context, int step_index, int from, Label&
   add_rearrange(context, from, context.layouts.id(whole_rows_layout(input.cols)), storage_bytes(input.storage), repeat,
                 label);
   std::int64_t elements = context.rows * input.cols;
-  // Two passes over the row (statistics, then normalise), on one tile.
-  label.cycles += repeat * 3 * map_tile_cycles(elements, 1, input.storage.element, {}, step.result.element);
+  const RowKernel kernel = step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax;
+  label.cycles += repeat * row_tile_cycles(kernel, input.storage.element, step.result.element,
+                                           context.rows / kPanelRows, input.cols);
   label.activation_peak = std::max(label.activation_peak,
-                                   elements * (storage_bytes(input.storage) + storage_bytes(step.result)) +
-                                       context.rows * 16);
-  if (step.gamma >= 0) label.weight_bytes += 2 * input.cols * storage_bytes(chain.weights[step.gamma].storage);
+                                   elements * (storage_bytes(input.storage) + storage_bytes(step.result)));
+  if (step.gamma >= 0) label.weight_bytes += 8 * input.cols;
   label.supervisor_bundles += 20;
 }
 
@@ -395,9 +395,11 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
           io += label.output_columns * record_rows * storage_bytes(chain.activations[activation].storage);
         std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
         std::int64_t data = label.weight_bytes + label.activation_peak + io;
+        choice.estimate.peak_bytes = code + data;
+        if (!search.smallest || choice.estimate.peak_bytes < search.smallest->estimate.peak_bytes)
+          search.smallest = choice;
         // Data lives in interleaved memory (128-bit loads), code in standard.
         if (data > options.machine.interleaved.bytes() || code > options.machine.standard.bytes()) continue;
-        choice.estimate.peak_bytes = code + data;
         fits |= choice.estimate.peak_bytes <= options.budget();
         all.push_back(std::move(choice));
       }

@@ -42,6 +42,7 @@ class Binder {
     for (const auto& [gemm, place] : lir_.op_weights) add_weight(result, gemm, place);
     for (const Task& task : lir_.tasks)
       if (task.kind == TaskKind::Combine && task.bias.buffer >= 0) add_bias(result, task);
+    for (const auto& [op, place] : lir_.row_weights) add_layernorm_weights(result, op, place);
     for (const auto& [name, activation] : chain.outputs)
       result.push_back(activation_binding(name, package::BindingRole::Output, type_of_output(in_.graph, name),
                                           last_value_of(activation)));
@@ -191,6 +192,33 @@ class Binder {
           piece.strides.push_back(half ? 2 : 1);
           binding.pieces.push_back(std::move(piece));
         }
+  }
+
+  // LayerNorm's gamma and beta, interleaved as FP32 pairs on the tile that
+  // normalises whole rows (group tile 0).
+  void add_layernorm_weights(std::vector<package::Binding>& bindings, int op_index, const Place& place) {
+    const Step& step = lir_.chain->steps[static_cast<std::size_t>(lir_.mid->ops[static_cast<std::size_t>(op_index)].step)];
+    const int parameters[] = {step.gamma, step.beta};
+    for (int which = 0; which < 2; ++which) {
+      const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(parameters[which])];
+      package::Binding& binding = binding_for(bindings, weight.parameter);
+      const graph::TensorType& type = binding.type;
+      for (int group = 0; group < groups_.groups; ++group)
+        for (int iteration = 0; iteration < iterations(place); ++iteration) {
+          Piece piece;
+          piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, 0));
+          piece.address = address_of(lir_, place, 0, iteration) + static_cast<std::uint32_t>(which) * 4;
+          for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
+            piece.start.push_back(axis == 0 && weight.per_iteration ? iteration : 0);
+            piece.size.push_back(1);
+            piece.strides.push_back(1);
+          }
+          piece.start.push_back(0);
+          piece.size.push_back(type.shape.back());
+          piece.strides.push_back(2);
+          binding.pieces.push_back(std::move(piece));
+        }
+    }
   }
 
   const ImageInputs& in_;

@@ -41,6 +41,15 @@ ProfileData read_profile(const std::string& path);
 // (if the run starts with one) to the last halt.
 std::uint64_t renderer_cycles(const ProfileData& profile);
 
+// The same span's ends, in cycles of the run: renderer_cycles() is
+// end - begin. Without an initial sync, begin is 0; without halts, end is
+// `cycles`.
+struct CycleSpan {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+CycleSpan renderer_span(const ProfileData& profile);
+
 // One self-contained HTML page (no network): timeline, kernel breakdown,
 // memory map.
 std::string render_html(const ProfileData& profile);

@@ -1,6 +1,7 @@
 // Compile, simulate, compare: small graphs on small chips, every output
 // element checked against the host reference.
 #include "compiler/compile.h"
+#include "graph/builder.h"
 #include "graph/reference.h"
 #include "graph/workloads.h"
 #include "sim/device.h"
@@ -204,6 +205,37 @@ TEST(Compile, RepeatBodiesAreEmittedOnceAndLooped) {
     sizes.push_back(largest_program(compile(graph::build_workload("mlp", mlp), options).package));
   }
   EXPECT_EQ(sizes[0], sizes[1]) << "the supervisor program grew with the number of blocks";
+}
+
+}  // namespace
+}  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+// x -> gemm -> layernorm -> gemm -> softmax, in FP16 and FP32.
+graph::Graph normalised_graph(ElementType type) {
+  const StorageType storage{type, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{2, 20, 32}, storage});
+  graph::ValueId w1 = b.parameter("W1", {{32, 48}, storage});
+  graph::ValueId gamma = b.parameter("gamma", {{48}, {ElementType::F32, 0}});
+  graph::ValueId beta = b.parameter("beta", {{48}, {ElementType::F32, 0}});
+  graph::ValueId w2 = b.parameter("W2", {{48, 24}, storage});
+  graph::ValueId h = b.gemm("gemm1", x, w1, storage);
+  h = b.layernorm("norm", h, gamma, beta, 1e-5f, storage);
+  graph::ValueId y = b.gemm("gemm2", h, w2, storage);
+  y = b.softmax("probabilities", y, -1, storage);
+  b.output("y", y);
+  return b.finish();
+}
+
+TEST(EndToEnd, LayerNormAndSoftmaxMatchTheReference) {
+  for (ElementType type : {ElementType::F16, ElementType::F32}) {
+    Outcome outcome = compile_and_run(normalised_graph(type), on_tiles(16));
+    EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+    EXPECT_LT(outcome.max_error, 1e-3) << outcome.compiled.plan;
+  }
 }
 
 }  // namespace

@@ -42,9 +42,17 @@ struct RowOutcome {
   KernelResult result;
 };
 
-// The empty library: the row kernels are part of the runtime.
+// A library with every row kernel.
+KernelLibrary row_kernels() {
+  KernelLibrary library;
+  for (bool layernorm : {true, false})
+    for (ElementType input : {ElementType::F16, ElementType::F32})
+      for (ElementType output : {ElementType::F16, ElementType::F32}) library.row(RowVariant{layernorm, input, output});
+  return library;
+}
+
 const KernelHarness& harness() {
-  static const KernelHarness instance{KernelLibrary{}};
+  static const KernelHarness instance{row_kernels()};
   return instance;
 }
 

@@ -1,0 +1,284 @@
+#include "profile/profile_codec.h"
+
+#include "support/error.h"
+#include "target/machine.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+namespace tilec::profile {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<package::RegionKind, 5> kRegionKinds{
+    package::RegionKind::Code, package::RegionKind::Arguments, package::RegionKind::Tensor,
+    package::RegionKind::ExchangeBuffer, package::RegionKind::Scratch};
+
+// Fields of one event in the flat per-tile arrays, in this order.
+constexpr std::size_t kEventFields = 6;
+
+// "where: " or nothing, in front of a message about the body's top level.
+std::string lead(const std::string& where) { return where.empty() ? "" : where + ": "; }
+
+const json& member(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object()) throw_bad_input("", "{}expected an object, got {}", lead(where), object.type_name());
+  auto found = object.find(key);
+  if (found == object.end()) throw_bad_input("", "{}missing key '{}'", lead(where), key);
+  return *found;
+}
+
+std::string place(const std::string& where, const char* key) {
+  return where.empty() ? std::string(key) : where + "." + key;
+}
+
+std::uint64_t unsigned_value(const json& value, const std::string& where,
+                             std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
+  if (!value.is_number_unsigned())
+    throw_bad_input("", "{}: expected a non-negative integer, got {}", where,
+                    value.is_number_integer() ? value.dump() : value.type_name());
+  auto number = value.get<std::uint64_t>();
+  if (number > limit) throw_bad_input("", "{}: {} is larger than {}", where, number, limit);
+  return number;
+}
+
+std::uint64_t unsigned_member(const json& object, const char* key, const std::string& where,
+                              std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
+  return unsigned_value(member(object, key, where), place(where, key), limit);
+}
+
+std::uint32_t u32_member(const json& object, const char* key, const std::string& where) {
+  return static_cast<std::uint32_t>(
+      unsigned_member(object, key, where, std::numeric_limits<std::uint32_t>::max()));
+}
+
+double real_member(const json& object, const char* key, const std::string& where) {
+  const json& value = member(object, key, where);
+  if (!value.is_number()) throw_bad_input("", "{}: expected a number, got {}", place(where, key), value.type_name());
+  double number = value.get<double>();
+  if (!std::isfinite(number) || number < 0)
+    throw_bad_input("", "{}: expected a finite non-negative number, got {}", place(where, key), number);
+  return number;
+}
+
+std::string string_value(const json& value, const std::string& where) {
+  if (!value.is_string()) throw_bad_input("", "{}: expected a string, got {}", where, value.type_name());
+  return value.get<std::string>();
+}
+
+const json& array_member(const json& object, const char* key, const std::string& where) {
+  const json& value = member(object, key, where);
+  if (!value.is_array()) throw_bad_input("", "{}: expected an array, got {}", place(where, key), value.type_name());
+  return value;
+}
+
+package::RegionKind region_kind_named(const std::string& name, const std::string& where) {
+  for (package::RegionKind kind : kRegionKinds)
+    if (name == region_kind_name(kind)) return kind;
+  throw_bad_input("", "{}: unknown region kind '{}'", where, name);
+}
+
+json encode_stats(const sim::TileStats& stats) {
+  return {{"halt_cycle", stats.halt_cycle},         {"bundles", stats.bundles},
+          {"amp_macs", stats.amp_macs},             {"bytes_loaded", stats.bytes_loaded},
+          {"bytes_stored", stats.bytes_stored},     {"bytes_sent", stats.bytes_sent},
+          {"bytes_received", stats.bytes_received}, {"sync_wait_cycles", stats.sync_wait_cycles}};
+}
+
+sim::TileStats decode_stats(const json& object, const std::string& where) {
+  sim::TileStats stats;
+  stats.halt_cycle = unsigned_member(object, "halt_cycle", where);
+  stats.bundles = unsigned_member(object, "bundles", where);
+  const json& macs = array_member(object, "amp_macs", where);
+  if (macs.size() != stats.amp_macs.size())
+    throw_bad_input("", "{}.amp_macs: expected {} counts (fp8, fp16, fp32), got {}", where,
+                    stats.amp_macs.size(), macs.size());
+  for (std::size_t i = 0; i < macs.size(); ++i)
+    stats.amp_macs[i] = unsigned_value(macs[i], fmt::format("{}.amp_macs[{}]", where, i));
+  stats.bytes_loaded = unsigned_member(object, "bytes_loaded", where);
+  stats.bytes_stored = unsigned_member(object, "bytes_stored", where);
+  stats.bytes_sent = unsigned_member(object, "bytes_sent", where);
+  stats.bytes_received = unsigned_member(object, "bytes_received", where);
+  stats.sync_wait_cycles = unsigned_member(object, "sync_wait_cycles", where);
+  return stats;
+}
+
+json encode_events(const std::vector<sim::ProfileEvent>& events) {
+  json flat = json::array();
+  flat.get_ref<json::array_t&>().reserve(events.size() * kEventFields);
+  for (const sim::ProfileEvent& event : events) {
+    flat.push_back(static_cast<unsigned>(event.kind));
+    flat.push_back(static_cast<unsigned>(event.context));
+    flat.push_back(event.begin);
+    flat.push_back(event.end);
+    flat.push_back(event.label);
+    flat.push_back(event.detail);
+  }
+  return flat;
+}
+
+std::vector<sim::ProfileEvent> decode_events(const json& flat, const std::string& where) {
+  if (!flat.is_array()) throw_bad_input("", "{}: expected an array, got {}", where, flat.type_name());
+  if (flat.size() % kEventFields != 0)
+    throw_bad_input("", "{}: {} numbers is not a whole number of events ({} numbers each)", where,
+                    flat.size(), kEventFields);
+  std::vector<sim::ProfileEvent> events(flat.size() / kEventFields);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const std::string event_where = fmt::format("{} event {}", where, i);
+    const json* fields = &flat[i * kEventFields];
+    sim::ProfileEvent& event = events[i];
+    event.kind = static_cast<sim::ProfileEventKind>(
+        unsigned_value(fields[0], event_where + " kind", static_cast<unsigned>(sim::ProfileEventKind::Halt)));
+    event.context = static_cast<std::uint8_t>(unsigned_value(fields[1], event_where + " context", sim::kSupervisorContext));
+    event.begin = unsigned_value(fields[2], event_where + " begin");
+    event.end = unsigned_value(fields[3], event_where + " end");
+    event.label = static_cast<std::uint32_t>(
+        unsigned_value(fields[4], event_where + " label", std::numeric_limits<std::uint32_t>::max()));
+    event.detail = static_cast<std::uint32_t>(
+        unsigned_value(fields[5], event_where + " detail", std::numeric_limits<std::uint32_t>::max()));
+  }
+  return events;
+}
+
+void validate_events(const ProfileData& profile, std::size_t tile) {
+  const std::vector<sim::ProfileEvent>& events = profile.events.tiles[tile];
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const sim::ProfileEvent& event = events[i];
+    auto fail = [&](std::string message) {
+      throw_bad_input("", "tile {} event {}: {}", tile, i, message);
+    };
+    if (static_cast<unsigned>(event.kind) > static_cast<unsigned>(sim::ProfileEventKind::Halt))
+      fail(fmt::format("unknown kind {}", static_cast<unsigned>(event.kind)));
+    const bool worker = event.kind == sim::ProfileEventKind::WorkerKernel;
+    if (worker ? event.context >= sim::kSupervisorContext : event.context != sim::kSupervisorContext)
+      fail(fmt::format("a {} event cannot run in context {}", event_kind_name(event.kind), event.context));
+    if (event.label >= profile.events.labels.size())
+      fail(fmt::format("label {} is out of range ({} labels)", event.label, profile.events.labels.size()));
+    if (event.begin > event.end) fail(fmt::format("begins in cycle {} after it ends ({})", event.begin, event.end));
+    if (event.kind == sim::ProfileEventKind::Halt && event.begin != event.end)
+      fail(fmt::format("a halt spans cycles {} to {}", event.begin, event.end));
+    if (event.end > profile.cycles)
+      fail(fmt::format("ends in cycle {}, after the run's {} cycles", event.end, profile.cycles));
+    if (i > 0 && event.begin < events[i - 1].begin)
+      fail(fmt::format("begins in cycle {}, before the event before it ({})", event.begin, events[i - 1].begin));
+  }
+}
+
+}  // namespace
+
+const char* region_kind_name(package::RegionKind kind) {
+  switch (kind) {
+    case package::RegionKind::Code: return "code";
+    case package::RegionKind::Arguments: return "arguments";
+    case package::RegionKind::Tensor: return "tensor";
+    case package::RegionKind::ExchangeBuffer: return "exchange-buffer";
+    case package::RegionKind::Scratch: return "scratch";
+  }
+  return "unknown";
+}
+
+const char* event_kind_name(sim::ProfileEventKind kind) {
+  switch (kind) {
+    case sim::ProfileEventKind::WorkerKernel: return "kernel";
+    case sim::ProfileEventKind::SupervisorExchange: return "exchange";
+    case sim::ProfileEventKind::SyncWait: return "sync";
+    case sim::ProfileEventKind::Halt: return "halt";
+  }
+  return "unknown";
+}
+
+json encode_profile_json(const ProfileData& profile) {
+  json regions = json::array();
+  for (const package::Region& region : profile.regions)
+    regions.push_back({{"name", region.name},
+                       {"address", region.address},
+                       {"size", region.size},
+                       {"kind", region_kind_name(region.kind)}});
+  json stats = json::array();
+  for (const sim::TileStats& tile : profile.tile_stats) stats.push_back(encode_stats(tile));
+  json events = json::array();
+  for (const std::vector<sim::ProfileEvent>& tile : profile.events.tiles) events.push_back(encode_events(tile));
+  return {{"name", profile.name},
+          {"target", profile.target},
+          {"tiles", profile.tiles},
+          {"clock_ghz", profile.clock_ghz},
+          {"cycles", profile.cycles},
+          {"graph_macs", profile.graph_macs},
+          {"peak_macs_per_cycle", profile.peak_macs_per_cycle},
+          {"peak_tile_bytes", profile.peak_tile_bytes},
+          {"labels", profile.events.labels},
+          {"regions", std::move(regions)},
+          {"tile_stats", std::move(stats)},
+          {"events", std::move(events)}};
+}
+
+ProfileData decode_profile_json(const json& body) {
+  if (!body.is_object()) throw_bad_input("", "the body is {}, not a JSON object", body.type_name());
+  ProfileData profile;
+  profile.name = string_value(member(body, "name", ""), "name");
+  profile.target = string_value(member(body, "target", ""), "target");
+  profile.tiles = u32_member(body, "tiles", "");
+  profile.clock_ghz = real_member(body, "clock_ghz", "");
+  profile.cycles = unsigned_member(body, "cycles", "");
+  profile.graph_macs = real_member(body, "graph_macs", "");
+  profile.peak_macs_per_cycle = u32_member(body, "peak_macs_per_cycle", "");
+  profile.peak_tile_bytes = u32_member(body, "peak_tile_bytes", "");
+
+  const json& labels = array_member(body, "labels", "");
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    profile.events.labels.push_back(string_value(labels[i], fmt::format("labels[{}]", i)));
+
+  const json& regions = array_member(body, "regions", "");
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    const std::string where = fmt::format("regions[{}]", i);
+    package::Region region;
+    region.name = string_value(member(regions[i], "name", where), where + ".name");
+    region.address = u32_member(regions[i], "address", where);
+    region.size = u32_member(regions[i], "size", where);
+    region.kind = region_kind_named(string_value(member(regions[i], "kind", where), where + ".kind"), where + ".kind");
+    profile.regions.push_back(std::move(region));
+  }
+
+  const json& stats = array_member(body, "tile_stats", "");
+  const json& events = array_member(body, "events", "");
+  // Counts first, so a huge `tiles` costs nothing before it is refused.
+  if (stats.size() != profile.tiles)
+    throw_bad_input("", "tile_stats has {} entries for {} tiles", stats.size(), profile.tiles);
+  if (events.size() != profile.tiles)
+    throw_bad_input("", "events has {} entries for {} tiles", events.size(), profile.tiles);
+  for (std::size_t tile = 0; tile < stats.size(); ++tile)
+    profile.tile_stats.push_back(decode_stats(stats[tile], fmt::format("tile_stats[{}]", tile)));
+  for (std::size_t tile = 0; tile < events.size(); ++tile)
+    profile.events.tiles.push_back(decode_events(events[tile], fmt::format("tile {}", tile)));
+  validate_profile(profile);
+  return profile;
+}
+
+void validate_profile(const ProfileData& profile) {
+  MachineModel machine = machine_by_name(profile.target);
+  if (profile.tiles != machine.tiles)
+    throw_bad_input("", "{} tiles, but target {} has {}", profile.tiles, machine.name, machine.tiles);
+  if (profile.tile_stats.size() != profile.tiles)
+    throw_bad_input("", "{} tile stats for {} tiles", profile.tile_stats.size(), profile.tiles);
+  if (profile.events.tiles.size() != profile.tiles)
+    throw_bad_input("", "{} event lists for {} tiles", profile.events.tiles.size(), profile.tiles);
+  if (!(profile.clock_ghz > 0)) throw_bad_input("", "clock_ghz must be positive, got {}", profile.clock_ghz);
+  for (std::size_t tile = 0; tile < profile.tiles; ++tile) {
+    if (profile.tile_stats[tile].halt_cycle > profile.cycles)
+      throw_bad_input("", "tile {} halts in cycle {}, after the run's {} cycles", tile,
+                      profile.tile_stats[tile].halt_cycle, profile.cycles);
+    validate_events(profile, tile);
+  }
+  for (std::size_t i = 0; i < profile.regions.size(); ++i) {
+    const package::Region& region = profile.regions[i];
+    if (region.address < machine.memory_begin || region.address > machine.memory_end ||
+        region.size > machine.memory_end - region.address)
+      throw_bad_input("", "region {} '{}' ({:#x}, {} bytes) lies outside tile memory ({:#x}-{:#x})", i,
+                      region.name, region.address, region.size, machine.memory_begin, machine.memory_end);
+  }
+}
+
+}  // namespace tilec::profile

@@ -1,0 +1,31 @@
+// ProfileData as the JSON body of a profile file (docs/profile-format.md),
+// and the checks every profile passes before tilec uses it.
+#pragma once
+
+#include "profile/profile.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tilec::profile {
+
+// The JSON body. The same ProfileData always gives the same JSON.
+nlohmann::json encode_profile_json(const ProfileData& profile);
+
+// Reads a body, checking the type and range of every field, then
+// validate_profile(). BadInput with the offending place in the message
+// ("tile 3 event 7: ...") and an empty `where`, for the caller to prefix.
+ProfileData decode_profile_json(const nlohmann::json& body);
+
+// What every profile must satisfy, so that queries, the renderer and the
+// trace export can trust it: the target is known and has `tiles` tiles; one
+// stats entry and one event list per tile; every event names a known label
+// and a context that fits its kind, lies within [0, cycles] with begin <= end
+// (begin == end for a halt), and the events of a tile are in order of begin;
+// regions lie inside tile memory. BadInput otherwise.
+void validate_profile(const ProfileData& profile);
+
+// Spellings of the enums in the file and on the page.
+const char* region_kind_name(package::RegionKind kind);
+const char* event_kind_name(sim::ProfileEventKind kind);
+
+}  // namespace tilec::profile

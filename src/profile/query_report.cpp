@@ -1,0 +1,126 @@
+#include "profile/query_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tilec::profile {
+
+namespace {
+
+using nlohmann::json;
+
+double fraction(std::uint64_t part, std::uint64_t whole) {
+  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string percent(double value) { return fmt::format("{:.1f}%", 100 * value); }
+
+json phases_json(const PhaseCycles& phases) {
+  return {{"compute", phases.compute}, {"exchange", phases.exchange}, {"sync", phases.sync}, {"idle", phases.idle}};
+}
+
+json tile_json(const TileSummary& tile) {
+  return {{"tile", tile.tile},
+          {"active", tile.active},
+          {"worker_cycles", tile.worker_cycles},
+          {"amp_macs", tile.amp_macs},
+          {"halt_cycle", tile.halt_cycle},
+          {"phases", phases_json(tile.phases)}};
+}
+
+}  // namespace
+
+std::string grouped(std::uint64_t number) {
+  const std::string digits = std::to_string(number);
+  std::string text;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
+std::string query_text(const ProfileData& profile, const ProfileSummary& summary, std::size_t top) {
+  std::string text;
+  auto line = [&](const std::string& content) { text += content + "\n"; };
+  const double microseconds = static_cast<double>(summary.cycles) / (profile.clock_ghz * 1e3);
+  line(fmt::format("profile {}: {}, {} tiles ({} ran a program), {} GHz", profile.name, profile.target,
+                   grouped(summary.tiles), grouped(summary.active_tiles), profile.clock_ghz));
+  line(fmt::format("cycles {} ({:.1f} us), renderer cycles {}, {} sync{}, {} bytes exchanged", grouped(summary.cycles),
+                   microseconds, grouped(summary.renderer_cycles), summary.syncs, summary.syncs == 1 ? "" : "s",
+                   grouped(summary.exchange_bytes)));
+  line(fmt::format("AMP utilisation {} ({} MACs executed)", percent(summary.amp_utilisation), grouped(summary.amp_macs)));
+  if (summary.roofline_fraction)
+    line(fmt::format("roofline fraction {} (graph {} MACs at {} MACs per tile per cycle)",
+                     percent(*summary.roofline_fraction), grouped(static_cast<std::uint64_t>(profile.graph_macs)),
+                     profile.peak_macs_per_cycle));
+  else
+    line("roofline fraction: none (the graph has no GEMM peak)");
+
+  const std::uint64_t tile_cycles = summary.phases.total();
+  line("");
+  line(fmt::format("{:<10} {:>16} {:>7}", "phase", "tile-cycles", "share"));
+  const std::pair<const char*, std::uint64_t> phases[] = {{"compute", summary.phases.compute},
+                                                          {"exchange", summary.phases.exchange},
+                                                          {"sync", summary.phases.sync},
+                                                          {"idle", summary.phases.idle}};
+  for (const auto& [name, cycles] : phases)
+    line(fmt::format("{:<10} {:>16} {:>7}", name, grouped(cycles), percent(fraction(cycles, tile_cycles))));
+
+  line("");
+  std::size_t name_width = 6;
+  for (const KernelTotal& kernel : summary.kernels) name_width = std::max(name_width, kernel.name.size());
+  line(fmt::format("{:<{}} {:>9} {:>16} {:>7}", "kernel", name_width, "calls", "worker-cycles", "share"));
+  for (const KernelTotal& kernel : summary.kernels)
+    line(fmt::format("{:<{}} {:>9} {:>16} {:>7}", kernel.name, name_width, grouped(kernel.calls),
+                     grouped(kernel.worker_cycles), percent(kernel.share)));
+  if (summary.kernels.empty()) line("(no kernel ran)");
+
+  const std::vector<TileSummary> busiest = busiest_tiles(summary, top);
+  if (!busiest.empty()) {
+    line("");
+    line(fmt::format("busiest tiles ({} of {}, by busy worker-cycles)", busiest.size(), grouped(summary.tiles)));
+    line(fmt::format("{:>5} {:>14} {:>10} {:>10} {:>10} {:>10} {:>14} {:>10}", "tile", "worker-cycles", "compute",
+                     "exchange", "sync", "idle", "AMP MACs", "halt"));
+    for (const TileSummary& tile : busiest)
+      line(fmt::format("{:>5} {:>14} {:>10} {:>10} {:>10} {:>10} {:>14} {:>10}", tile.tile, grouped(tile.worker_cycles),
+                       grouped(tile.phases.compute), grouped(tile.phases.exchange), grouped(tile.phases.sync),
+                       grouped(tile.phases.idle), grouped(tile.amp_macs), grouped(tile.halt_cycle)));
+  }
+  return text;
+}
+
+json query_json(const ProfileData& profile, const ProfileSummary& summary, std::size_t top) {
+  json kernels = json::array();
+  for (const KernelTotal& kernel : summary.kernels)
+    kernels.push_back({{"name", kernel.name},
+                       {"calls", kernel.calls},
+                       {"worker_cycles", kernel.worker_cycles},
+                       {"share", kernel.share}});
+  json tiles = json::array();
+  for (const TileSummary& tile : summary.tiles_by_index) tiles.push_back(tile_json(tile));
+  json busiest = json::array();
+  for (const TileSummary& tile : busiest_tiles(summary, top)) busiest.push_back(tile_json(tile));
+  return {{"name", profile.name},
+          {"target", profile.target},
+          {"tiles", summary.tiles},
+          {"active_tiles", summary.active_tiles},
+          {"clock_ghz", profile.clock_ghz},
+          {"cycles", summary.cycles},
+          {"renderer_cycles", summary.renderer_cycles},
+          {"syncs", summary.syncs},
+          {"exchange_bytes", summary.exchange_bytes},
+          {"worker_cycles", summary.worker_cycles},
+          {"amp_macs", summary.amp_macs},
+          {"amp_utilisation", summary.amp_utilisation},
+          {"roofline_fraction", summary.roofline_fraction ? json(*summary.roofline_fraction) : json(nullptr)},
+          {"graph_macs", profile.graph_macs},
+          {"peak_macs_per_cycle", profile.peak_macs_per_cycle},
+          {"phases", phases_json(summary.phases)},
+          {"kernels", std::move(kernels)},
+          {"busiest_tiles", std::move(busiest)},
+          {"tiles_by_index", std::move(tiles)}};
+}
+
+}  // namespace tilec::profile

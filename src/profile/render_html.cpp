@@ -1,0 +1,145 @@
+// `tilec profile render`: the report template (report_template.html) with
+// the page's data inlined as one JSON object. The page needs nothing else:
+// no network, no files.
+#include "profile/profile.h"
+#include "profile/profile_codec.h"
+#include "profile/report_template.h"
+#include "profile/summary.h"
+#include "support/error.h"
+#include "target/machine.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iterator>
+
+namespace tilec::profile {
+
+namespace {
+
+using nlohmann::json;
+
+// Per-tile figures on the page, one flat array with this stride.
+constexpr const char* kTileStatFields[] = {
+    "halt_cycle",   "bundles",    "amp_macs_fp8",   "amp_macs_fp16",    "amp_macs_fp32",
+    "bytes_loaded", "bytes_stored", "bytes_sent",   "bytes_received",   "sync_wait_cycles",
+    "worker_cycles", "compute",   "exchange",       "sync",             "idle"};
+
+void append_tile_stats(std::string& out, const ProfileData& profile, const ProfileSummary& summary) {
+  auto write = std::back_inserter(out);
+  out += '[';
+  for (std::uint32_t tile = 0; tile < profile.tiles; ++tile) {
+    const sim::TileStats& s = profile.tile_stats[tile];
+    const TileSummary& t = summary.tiles_by_index[tile];
+    fmt::format_to(write, "{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", tile ? "," : "", s.halt_cycle, s.bundles,
+                   s.amp_macs[0], s.amp_macs[1], s.amp_macs[2], s.bytes_loaded, s.bytes_stored, s.bytes_sent,
+                   s.bytes_received, s.sync_wait_cycles, t.worker_cycles, t.phases.compute, t.phases.exchange,
+                   t.phases.sync, t.phases.idle);
+  }
+  out += ']';
+}
+
+void append_events(std::string& out, const ProfileData& profile) {
+  auto write = std::back_inserter(out);
+  out += '[';
+  for (std::size_t tile = 0; tile < profile.events.tiles.size(); ++tile) {
+    out += tile ? ",[" : "[";
+    bool first = true;
+    for (const sim::ProfileEvent& event : profile.events.tiles[tile]) {
+      fmt::format_to(write, "{}{},{},{},{},{},{}", first ? "" : ",", static_cast<unsigned>(event.kind),
+                     static_cast<unsigned>(event.context), event.begin, event.end, event.label, event.detail);
+      first = false;
+    }
+    out += ']';
+  }
+  out += ']';
+}
+
+// The page's data. Events and per-tile figures are written directly: they
+// are nearly all of it, and building them as json values would take most of
+// the render time for a full chip.
+std::string page_data(const ProfileData& profile) {
+  const ProfileSummary summary = summarize(profile);
+  const MachineModel machine = machine_by_name(profile.target);
+  const CycleSpan span = renderer_span(profile);
+  json kernels = json::array();
+  for (const KernelTotal& kernel : summary.kernels)
+    kernels.push_back({{"label", kernel.label},
+                       {"name", kernel.name},
+                       {"calls", kernel.calls},
+                       {"worker_cycles", kernel.worker_cycles},
+                       {"share", kernel.share}});
+  json regions = json::array();
+  for (const package::Region& region : profile.regions)
+    regions.push_back({{"name", region.name},
+                       {"address", region.address},
+                       {"size", region.size},
+                       {"kind", region_kind_name(region.kind)}});
+  json head = {
+      {"name", profile.name},
+      {"target", profile.target},
+      {"tiles", profile.tiles},
+      {"active_tiles", summary.active_tiles},
+      {"clock_ghz", profile.clock_ghz},
+      {"cycles", profile.cycles},
+      {"renderer", {{"begin", span.begin}, {"end", span.end}}},
+      {"syncs", summary.syncs},
+      {"exchange_bytes", summary.exchange_bytes},
+      {"worker_cycles", summary.worker_cycles},
+      {"amp_macs", summary.amp_macs},
+      {"amp_utilisation", summary.amp_utilisation},
+      {"roofline_fraction", summary.roofline_fraction ? json(*summary.roofline_fraction) : json(nullptr)},
+      {"graph_macs", profile.graph_macs},
+      {"peak_macs_per_cycle", profile.peak_macs_per_cycle},
+      {"peak_tile_bytes", profile.peak_tile_bytes},
+      {"memory", {{"begin", machine.memory_begin}, {"end", machine.memory_end}, {"standard_end", machine.standard.end}}},
+      {"phases",
+       {{"compute", summary.phases.compute},
+        {"exchange", summary.phases.exchange},
+        {"sync", summary.phases.sync},
+        {"idle", summary.phases.idle}}},
+      {"labels", profile.events.labels},
+      {"kernels", std::move(kernels)},
+      {"regions", std::move(regions)},
+      {"tile_stat_fields", kTileStatFields},
+  };
+  std::string out = head.dump();
+  out.pop_back();  // the closing brace: the bulky members follow
+  out += ",\"tile_stats\":";
+  append_tile_stats(out, profile, summary);
+  out += ",\"events\":";
+  append_events(out, profile);
+  out += '}';
+  return out;
+}
+
+// Inside <script>, "</script" or "<!--" in a string would end or confuse
+// the element: every '<' becomes the JSON escape \u003c (only strings can
+// hold one).
+std::string script_safe(const std::string& json_text) {
+  std::string out;
+  out.reserve(json_text.size());
+  for (char c : json_text) {
+    if (c == '<') out += "\\u003c";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_html(const ProfileData& profile) {
+  const std::string_view page = report_template();
+  const std::size_t at = page.find(kProfileDataPlaceholder);
+  TILEC_CHECK(at != std::string_view::npos && page.find(kProfileDataPlaceholder, at + 1) == std::string_view::npos,
+              "the report template must hold its data placeholder exactly once");
+  const std::string data = script_safe(page_data(profile));
+  std::string html;
+  html.reserve(page.size() + data.size());
+  html.append(page.substr(0, at));
+  html.append(data);
+  html.append(page.substr(at + kProfileDataPlaceholder.size()));
+  return html;
+}
+
+}  // namespace tilec::profile

@@ -1,0 +1,81 @@
+// What a profile adds up to: cycles by phase, worker-cycles by kernel, per
+// tile figures, AMP utilisation and the roofline fraction. `tilec profile
+// query` prints it and the HTML report shows it.
+//
+// Phase accounting (docs/profile-format.md, "Phases"): every tile's cycles
+// [0, cycles) fall into exactly one phase, the first that applies:
+//   compute   at least one worker runs a kernel;
+//   exchange  the supervisor sends (a SupervisorExchange span);
+//   sync      the supervisor waits at a sync (a SyncWait span);
+//   idle      none of these: before the first event, gaps, after the halt.
+// So compute + exchange + sync + idle = cycles on every tile.
+#pragma once
+
+#include "profile/profile.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec::profile {
+
+struct PhaseCycles {
+  std::uint64_t compute = 0;
+  std::uint64_t exchange = 0;
+  std::uint64_t sync = 0;
+  std::uint64_t idle = 0;
+
+  std::uint64_t total() const { return compute + exchange + sync + idle; }
+  PhaseCycles& operator+=(const PhaseCycles& other);
+};
+
+struct KernelTotal {
+  std::uint32_t label = 0;
+  std::string name;
+  std::uint64_t calls = 0;          // worker runs of the kernel
+  std::uint64_t worker_cycles = 0;  // summed over workers and tiles
+  double share = 0;                 // of every kernel's worker-cycles
+};
+
+struct TileSummary {
+  std::uint32_t tile = 0;
+  PhaseCycles phases;
+  std::uint64_t worker_cycles = 0;  // busy worker-cycles, every kernel
+  std::uint64_t amp_macs = 0;
+  std::uint64_t halt_cycle = 0;
+  bool active = false;  // ran a program (has events)
+};
+
+struct ProfileSummary {
+  std::uint64_t cycles = 0;
+  std::uint64_t renderer_cycles = 0;
+  std::uint32_t tiles = 0;
+  std::uint32_t active_tiles = 0;
+  std::uint64_t syncs = 0;           // global syncs of the run
+  std::uint64_t exchange_bytes = 0;  // bytes sent, each send once
+  PhaseCycles phases;                // summed over every tile
+  std::uint64_t worker_cycles = 0;
+  std::uint64_t amp_macs = 0;
+  // AMP-cycles the executed MACs need at the machine's peak for each
+  // precision, over cycles x tiles: MACs / (cycles x tiles x peak) when all
+  // MACs are of one precision.
+  double amp_utilisation = 0;
+  // graph_macs / (cycles x tiles x peak_macs_per_cycle); unset without a
+  // peak (a graph without GEMMs) or without cycles.
+  std::optional<double> roofline_fraction;
+  std::vector<KernelTotal> kernels;  // most worker-cycles first
+  std::vector<TileSummary> tiles_by_index;
+};
+
+// The phases of one tile's events over [0, cycles).
+PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint64_t cycles);
+
+// BadInput when the profile is not valid (validate_profile).
+ProfileSummary summarize(const ProfileData& profile);
+
+// The `count` tiles with the most busy worker-cycles (ties: lower tile
+// first), most first.
+std::vector<TileSummary> busiest_tiles(const ProfileSummary& summary, std::size_t count);
+
+}  // namespace tilec::profile

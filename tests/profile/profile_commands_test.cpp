@@ -1,0 +1,102 @@
+// `tilec profile query|render|export` as a user runs them: outputs, exit
+// codes and one-line errors.
+#include "profile_test_support.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tilec::profile {
+namespace {
+
+using testing::run_tilec;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/tilec_profile_cli_" + name; }
+
+const std::string& profile_file() {
+  static const std::string path = [] {
+    const std::string file = temp_path("mlp.tprof");
+    write_profile(file, testing::mlp_profile());
+    return file;
+  }();
+  return path;
+}
+
+void expect_one_line_error(const testing::CommandResult& result, int exit_code, const std::string& expected) {
+  EXPECT_EQ(result.exit_code, exit_code) << result.err;
+  EXPECT_THAT(result.err, StartsWith("tilec: error: "));
+  EXPECT_THAT(result.err, HasSubstr(expected));
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_EQ(result.out, "");
+}
+
+TEST(ProfileCommands, QueryPrintsTotals) {
+  const testing::CommandResult result = run_tilec("profile query " + profile_file() + " --top 2", "query");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, StartsWith("profile mlp-16: ipu21:16, 16 tiles"));
+  EXPECT_THAT(result.out, HasSubstr("AMP utilisation"));
+  EXPECT_THAT(result.out, HasSubstr("roofline fraction"));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("\nphase +tile-cycles +share\ncompute "));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("\nkernel +calls +worker-cycles +share\n"));
+  EXPECT_THAT(result.out, HasSubstr("busiest tiles (2 of 16, by busy worker-cycles)"));
+  for (const std::string& label : testing::mlp_profile().events.labels) {
+    if (label.rfind("gemm", 0) == 0) EXPECT_THAT(result.out, HasSubstr(label));
+  }
+}
+
+TEST(ProfileCommands, QueryJsonIsOneObject) {
+  const testing::CommandResult result = run_tilec("profile query " + profile_file() + " --json --top 3", "query_json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["cycles"], testing::mlp_profile().cycles);
+  EXPECT_EQ(report["busiest_tiles"].size(), 3u);
+  EXPECT_EQ(report["tiles_by_index"].size(), 16u);
+  EXPECT_FALSE(report["kernels"].empty());
+}
+
+TEST(ProfileCommands, RenderWritesTheReport) {
+  const std::string html = temp_path("report.html");
+  std::remove(html.c_str());
+  const testing::CommandResult result = run_tilec("profile render " + profile_file() + " -o " + html, "render");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(testing::read_text(html), render_html(testing::mlp_profile()));
+}
+
+TEST(ProfileCommands, ExportWritesAChromeTrace) {
+  const std::string trace = temp_path("trace.json");
+  std::remove(trace.c_str());
+  const testing::CommandResult result = run_tilec("profile export " + profile_file() + " --chrome " + trace, "export");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json parsed = nlohmann::json::parse(testing::read_text(trace));
+  EXPECT_FALSE(parsed["traceEvents"].empty());
+}
+
+TEST(ProfileCommands, MissingOrBadFilesAreBadInput) {
+  const std::string missing = temp_path("missing.tprof");
+  expect_one_line_error(run_tilec("profile query " + missing, "missing"), 2, missing + ": cannot open");
+  const std::string junk = temp_path("junk.tprof");
+  testing::write_text(junk, "not a profile at all, but long enough for a header\n");
+  expect_one_line_error(run_tilec("profile render " + junk + " -o " + temp_path("x.html"), "junk"), 2,
+                        junk + ": not a tilec profile (bad magic)");
+  expect_one_line_error(run_tilec("profile export " + junk + " --chrome " + temp_path("x.json"), "junk_export"), 2,
+                        "bad magic");
+}
+
+TEST(ProfileCommands, UnwritableOutputIsAFailure) {
+  const std::string output = temp_path("no/such/dir/report.html");
+  expect_one_line_error(run_tilec("profile render " + profile_file() + " -o " + output, "unwritable"), 1,
+                        output + ": cannot write");
+}
+
+TEST(ProfileCommands, UsageErrorsExitTwo) {
+  EXPECT_EQ(run_tilec("profile render " + profile_file(), "no_output").exit_code, 2);
+  EXPECT_EQ(run_tilec("profile export " + profile_file(), "no_chrome").exit_code, 2);
+  EXPECT_EQ(run_tilec("profile query " + profile_file() + " --top -1", "negative_top").exit_code, 2);
+  EXPECT_EQ(run_tilec("profile", "no_subcommand").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace tilec::profile

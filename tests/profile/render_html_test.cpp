@@ -1,0 +1,119 @@
+// The HTML report: one self-contained page whose inlined data is the
+// profile's, safe whatever the names in it.
+#include "profile/report_template.h"
+#include "profile/summary.h"
+#include "profile_test_support.h"
+#include "support/error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tilec::profile {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The page's data, as the page's script reads it.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script id=\"profile-data\" type=\"application/json\">";
+  const std::size_t begin = html.find(open);
+  EXPECT_NE(begin, std::string::npos);
+  const std::size_t end = html.find("</script>", begin);
+  return nlohmann::json::parse(html.substr(begin + open.size(), end - begin - open.size()));
+}
+
+TEST(RenderHtml, IsOneSelfContainedPage) {
+  const std::string html = render_html(testing::mlp_profile());
+  EXPECT_THAT(html, ::testing::StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(html, Not(HasSubstr(std::string(kProfileDataPlaceholder))));
+  // Nothing fetched: no external scripts, styles, fonts, images or URLs.
+  for (const char* outside : {"<script src", "<link", "@import", "url(", "http://", "https://", "<img", "<iframe"})
+    EXPECT_THAT(html, Not(HasSubstr(outside))) << outside;
+  EXPECT_THAT(html, HasSubstr("window.tilecReady = true"));
+  EXPECT_THAT(html, HasSubstr("<canvas id=\"timeline\">"));
+  EXPECT_EQ(html, render_html(testing::mlp_profile()));  // deterministic
+}
+
+TEST(RenderHtml, InlinesTheProfilesData) {
+  const ProfileData& profile = testing::mlp_profile();
+  const nlohmann::json data = page_data(render_html(profile));
+  EXPECT_EQ(data["name"], profile.name);
+  EXPECT_EQ(data["tiles"], profile.tiles);
+  EXPECT_EQ(data["cycles"], profile.cycles);
+  EXPECT_EQ(data["labels"].get<std::vector<std::string>>(), profile.events.labels);
+  EXPECT_EQ(data["renderer"]["end"].get<std::uint64_t>() - data["renderer"]["begin"].get<std::uint64_t>(),
+            renderer_cycles(profile));
+  EXPECT_EQ(data["memory"]["begin"], ipu21().memory_begin);
+  EXPECT_EQ(data["memory"]["end"], ipu21().memory_end);
+  ASSERT_EQ(data["events"].size(), profile.tiles);
+  for (std::size_t tile = 0; tile < profile.tiles; ++tile) {
+    const std::vector<sim::ProfileEvent>& events = profile.events.tiles[tile];
+    const nlohmann::json& flat = data["events"][tile];
+    ASSERT_EQ(flat.size(), 6 * events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(flat[6 * i], static_cast<int>(events[i].kind));
+      EXPECT_EQ(flat[6 * i + 1], events[i].context);
+      EXPECT_EQ(flat[6 * i + 2], events[i].begin);
+      EXPECT_EQ(flat[6 * i + 3], events[i].end);
+      EXPECT_EQ(flat[6 * i + 4], events[i].label);
+    }
+  }
+  const std::size_t fields = data["tile_stat_fields"].size();
+  ASSERT_EQ(data["tile_stats"].size(), fields * profile.tiles);
+  const ProfileSummary summary = summarize(profile);
+  for (std::size_t tile = 0; tile < profile.tiles; ++tile) {
+    auto field = [&](const std::string& name) {
+      const auto& names = data["tile_stat_fields"];
+      const std::size_t index = std::find(names.begin(), names.end(), name) - names.begin();
+      EXPECT_LT(index, fields) << name;
+      return data["tile_stats"][tile * fields + index].get<std::uint64_t>();
+    };
+    EXPECT_EQ(field("halt_cycle"), profile.tile_stats[tile].halt_cycle);
+    EXPECT_EQ(field("amp_macs_fp8"), profile.tile_stats[tile].amp_macs[0]);
+    EXPECT_EQ(field("compute"), summary.tiles_by_index[tile].phases.compute);
+    EXPECT_EQ(field("idle"), summary.tiles_by_index[tile].phases.idle);
+  }
+  ASSERT_EQ(data["kernels"].size(), summary.kernels.size());
+  for (std::size_t i = 0; i < summary.kernels.size(); ++i) {
+    EXPECT_EQ(data["kernels"][i]["name"], summary.kernels[i].name);
+    EXPECT_EQ(data["kernels"][i]["worker_cycles"], summary.kernels[i].worker_cycles);
+  }
+  ASSERT_EQ(data["regions"].size(), profile.regions.size());
+  EXPECT_EQ(data["regions"][0]["name"], profile.regions[0].name);
+}
+
+TEST(RenderHtml, NamesCannotBreakOutOfTheScript) {
+  ProfileData profile = testing::mlp_profile();
+  profile.name = "</script><script>window.tilecErrors.push('injected')</script><!--";
+  profile.events.labels[3] = "<b>kernel</b>";
+  const std::string html = render_html(profile);
+  const std::string page(report_template());
+  EXPECT_EQ(count(html, "</script>"), count(page, "</script>"));
+  EXPECT_EQ(count(html, "<!--"), count(page, "<!--"));
+  const nlohmann::json data = page_data(html);
+  EXPECT_EQ(data["name"], profile.name);
+  EXPECT_EQ(data["labels"][3], "<b>kernel</b>");
+}
+
+TEST(RenderHtml, RefusesAnInvalidProfile) {
+  ProfileData profile = testing::mlp_profile();
+  profile.events.tiles[0].front().label = 9999;
+  try {
+    render_html(profile);
+    ADD_FAILURE();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::BadInput);
+    EXPECT_THAT(std::string(error.what()), HasSubstr("label 9999 is out of range"));
+  }
+}
+
+}  // namespace
+}  // namespace tilec::profile
