@@ -3,7 +3,9 @@
 #include "bench/device_figures.h"
 #include "bench/verify.h"
 #include "compiler/compile.h"
+#include "graph/cost.h"
 #include "package/package_file.h"
+#include "profile/profile.h"
 #include "sim/device.h"
 #include "sim/fault.h"
 #include "support/duration.h"
@@ -14,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -133,9 +136,7 @@ class CaseRunner {
     sim::RunResult run;
     {
       Span span("simulate");
-      sim::SimOptions options;
-      options.record_profile = false;
-      run = device->run(options);
+      run = device->run();  // recording the profile costs little
       report.simulate_seconds = span.elapsed_seconds();
       report.cycles = run.cycles;
     }
@@ -148,6 +149,12 @@ class CaseRunner {
     }
     const double roofline = roofline_cycles(*request_.graph, machine);
     if (roofline > 0 && run.cycles > 0) report.efficiency = roofline / static_cast<double>(run.cycles);
+    const double macs = static_cast<double>(graph::graph_macs(*request_.graph));
+    const profile::ProfileData profile =
+        profile::make_profile(report.name, package, machine, run, macs,
+                              macs > 0 ? machine.amp_macs_per_cycle(dominant_precision(*request_.graph)) : 0);
+    report.renderer_cycles = profile::renderer_cycles(profile);
+    run = sim::RunResult{};
 
     const ReferenceOutputs* reference = nullptr;
     {
@@ -161,6 +168,7 @@ class CaseRunner {
     report.out_of_tolerance = comparison.out_of_tolerance;
     if (comparison.passed()) {
       report.status = kPass;
+      if (!request_.profile_directory.empty()) write_profile_files(profile);
       return;
     }
     report.status = kFailed;
@@ -172,6 +180,18 @@ class CaseRunner {
                                   kRelativeTolerance, comparison.worst));
     report.diagnostic.push_back(error.what());
     outcome_.error = error;
+  }
+
+  void write_profile_files(const profile::ProfileData& profile) {
+    Span span("profile");
+    const std::filesystem::path directory(request_.profile_directory);
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    if (error) throw_failure(directory.string(), "cannot create the folder: {}", error.message());
+    profile::write_profile((directory / "profile.tprof").string(), profile);
+    const std::string page = (directory / "profile.html").string();
+    write_text_atomically(page, profile::render_html(profile));
+    outcome_.report.profile = page;
   }
 
   const CaseRequest& request_;

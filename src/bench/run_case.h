@@ -40,7 +40,9 @@ struct CaseRequest {
   compiler::CompileOptions compile;  // machine and budget
   // Given: run this package instead of compiling.
   const package::Package* package = nullptr;
-  // Set: when the case passes, the profile file and profile.html go here.
+  // Set: when the case passes, its profile (profile.tprof,
+  // docs/profile-format.md) and its page (profile.html) go into this folder,
+  // and the report's `profile` names the page.
   std::string profile_directory;
   // Called when the case enters a stage (compile stages, then simulate,
   // reference, compare...), with the seconds since the case began.
@@ -64,8 +66,8 @@ std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline
 
 // A case's coarse phase for progress reports, from the span that begins:
 // "compile" (every compiler stage, then encoding the package), "simulate"
-// (loading the device, running it, reading the outputs) or "check" (the
-// host reference and the comparison).
+// (loading the device, running it, reading the outputs), "check" (the
+// host reference and the comparison) or "profile" (writing it).
 std::string_view case_phase(std::string_view span);
 
 // The name a sweep gives a case: "fp8-b4-n1-default", "fp8-b1-n1-256k".

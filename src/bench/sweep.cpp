@@ -125,6 +125,7 @@ class Sweep {
       request.reference = [&data]() -> const ReferenceOutputs& { return data->reference(); };
       request.compile.machine = options_.machine;
       request.compile.budget_bytes = grid_case.budget_kib * 1024;
+      if (options_.profiles) request.profile_directory = case_directory(i).string();
       request.on_stage = [&](std::string_view stage, double) {
         const std::string_view now = case_phase(stage);
         if (now == phase) return;
@@ -132,6 +133,8 @@ class Sweep {
         say(i, fmt::format("{} (+{:.1f}s)", phase, seconds_since(start)));
       };
       outcome = run_case(request);
+      // The page, as the report's folder sees it.
+      if (!outcome.report.profile.empty()) outcome.report.profile = grid_case.name + "/profile.html";
     } catch (const Error& error) {
       // The workload itself could not be built: the case's error.
       outcome.report = identity(i);

@@ -7,7 +7,8 @@
 //                            reference schema; rewritten after each case)
 //   OUT/report.md            the same as a Markdown table
 //   OUT/NAME/case.json       one case's report (its presence = finished)
-//   OUT/NAME/profile.html    the profile page of a passing case
+//   OUT/NAME/profile.tprof   the profile of a passing case
+//   OUT/NAME/profile.html    its page
 //
 // A case found finished in OUT (same case name, target and workload) is
 // kept, not run again, unless `force`.
@@ -39,7 +40,7 @@ struct SweepOptions {
   std::string out_directory;
   int jobs = 1;         // cases run at once
   bool force = false;   // rerun finished cases
-  bool profiles = true; // profile.html per passing case
+  bool profiles = true; // profile.tprof and profile.html per passing case
   // Receives progress lines (no newline); unset = quiet. Called from any
   // worker thread, one call at a time.
   std::function<void(const std::string& line)> progress;

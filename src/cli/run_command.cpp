@@ -30,6 +30,7 @@ struct RunFlags {
   std::string inputs_dir;
   std::string package_file;
   std::string outputs_dir;
+  std::string profile_dir;
   bool json = false;
 };
 
@@ -61,6 +62,7 @@ void print_summary(const bench::CaseReport& report) {
                    ? std::string("every element within 0.03 + 0.05 x |reference|")
                    : fmt::format("{} elements out of tolerance",
                                  bench::grouped(static_cast<std::uint64_t>(*report.out_of_tolerance))));
+  if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
   fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
 }
 
@@ -81,6 +83,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   request.data = &source.data;
   request.compile = options;
   request.package = package ? &*package : nullptr;
+  request.profile_directory = flags.profile_dir;
   std::optional<bench::ReferenceOutputs> reference;
   request.reference = [&]() -> const bench::ReferenceOutputs& {
     if (source.workload) return source.workload->reference();
@@ -120,6 +123,9 @@ void add_run_command(CLI::App& app) {
   command->add_option("--package", flags->package_file, "Run this package (.tpk) of the graph instead of compiling")
       ->type_name("FILE");
   command->add_option("--outputs", flags->outputs_dir, "Write the device's outputs as NAME.npy into DIR")
+      ->type_name("DIR");
+  command->add_option("--profile", flags->profile_dir,
+                      "When the run passes, write its profile (profile.tprof) and page (profile.html) into DIR")
       ->type_name("DIR");
   command->add_flag("--json", flags->json, "Print one case object of the sweep report's schema");
   command->callback([command, flags] { run(*command, *flags); });

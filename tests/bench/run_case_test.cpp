@@ -4,10 +4,13 @@
 #include "bench/run_case.h"
 #include "bench/workload_data.h"
 #include "compiler/compile.h"
+#include "profile/profile.h"
 #include "support/duration.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 namespace tilec::bench {
 namespace {
@@ -70,6 +73,27 @@ TEST(RunCase, PassingCaseReportsEveryFigure) {
   EXPECT_THAT(small.phases, ElementsAre("compile", "simulate", "check"));
   EXPECT_EQ(outcome.outputs.count("y"), 1u);
   EXPECT_GE(report.wall_seconds, *report.compile_seconds);
+  // Without a profile folder no profile is written, but the renderer's span is known.
+  EXPECT_EQ(report.profile, "");
+  ASSERT_TRUE(report.renderer_cycles.has_value());
+  EXPECT_LE(*report.renderer_cycles, *report.cycles);
+  EXPECT_GT(*report.renderer_cycles, 0u);
+}
+
+TEST(RunCase, PassingCaseWritesItsProfile) {
+  SmallCase small;
+  const std::string directory = ::testing::TempDir() + "/tilec_run_case_profile/case";
+  std::filesystem::remove_all(directory);
+  small.request.profile_directory = directory;
+  const CaseOutcome outcome = run_case(small.request);
+  ASSERT_EQ(outcome.report.status, kPass);
+  EXPECT_EQ(outcome.report.profile, directory + "/profile.html");
+  EXPECT_THAT(small.phases, ElementsAre("compile", "simulate", "check", "profile"));
+  const profile::ProfileData profile = profile::read_profile(directory + "/profile.tprof");
+  EXPECT_EQ(profile.name, "fp8-b1-n1-default");
+  EXPECT_EQ(profile.cycles, *outcome.report.cycles);
+  EXPECT_EQ(outcome.report.renderer_cycles, profile::renderer_cycles(profile));
+  EXPECT_GT(std::filesystem::file_size(directory + "/profile.html"), 0u);
 }
 
 TEST(RunCase, NoPlanFittingTheBudgetIsAPlannerRejection) {

@@ -93,6 +93,21 @@ TEST(Sweep, WritesEveryCaseAndTheReports) {
   EXPECT_THAT(lines, ::testing::Contains("bench [1/4] fp8-b1-n1-default: compile (+0.0s)"));
 }
 
+TEST(Sweep, PassingCasesGetAProfilePage) {
+  const std::string out = fresh_directory("profiles");
+  SweepOptions options = tiny_sweep(out);
+  options.batches = {1};
+  options.profiles = true;
+  const SweepResult result = run_sweep(options);
+  ASSERT_EQ(names_of(result.cases), (std::vector<std::string>{"fp8-b1-n1-default", "fp8-b1-n1-4k"}));
+  EXPECT_EQ(result.cases[0].profile, "fp8-b1-n1-default/profile.html");
+  EXPECT_TRUE(fs::exists(out + "/fp8-b1-n1-default/profile.html"));
+  EXPECT_TRUE(fs::exists(out + "/fp8-b1-n1-default/profile.tprof"));
+  EXPECT_EQ(result.cases[1].profile, "");
+  EXPECT_FALSE(fs::exists(out + "/fp8-b1-n1-4k/profile.html"));
+  EXPECT_EQ(read_report_file(out + "/report.json")[0].profile, "fp8-b1-n1-default/profile.html");
+}
+
 TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
   const std::string out = fresh_directory("resume");
   SweepOptions options = tiny_sweep(out);

@@ -69,6 +69,19 @@ TEST(BenchCommand, ReportHasTheReferenceSchema) {
   EXPECT_LE(std::count(run.err.begin(), run.err.end(), '\n'), 16);
 }
 
+TEST(BenchCommand, WritesAProfilePagePerPassingCase) {
+  const std::string out = fresh_directory("bench_profiles");
+  const TilecRun run = run_tilec(
+      "bench --workload mlp --tokens 40 --width 32 --hidden 64 --tiles 16 --batches 1 --budgets default,4 --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(std::filesystem::exists(out + "/fp8-b1-n1-default/profile.html"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/fp8-b1-n1-4k/profile.html"));
+  EXPECT_THAT(run.out, HasSubstr("| [fp8-b1-n1-default](fp8-b1-n1-default/profile.html) | pass |"));
+  EXPECT_THAT(run.err, HasSubstr("bench [1/2] fp8-b1-n1-default: profile (+"));
+  const TilecRun query = run_tilec("profile query " + out + "/fp8-b1-n1-default/profile.tprof");
+  EXPECT_EQ(query.exit_code, 0) << query.err;
+}
+
 TEST(BenchCommand, StoppedSweepResumesWithoutRedoingFinishedCases) {
   const std::string out = fresh_directory("bench_resume");
   // What a sweep stopped after its first case leaves: that case's file.

@@ -81,6 +81,18 @@ TEST(RunCommand, SummaryAndOutputs) {
   EXPECT_EQ(y.type.shape, (graph::Shape{1, 40, 32}));
 }
 
+TEST(RunCommand, WritesTheProfileOfAPassingRun) {
+  const std::string dir = fresh_directory("run_profile");
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --json --profile " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["profile"], dir + "/profile.html");
+  EXPECT_THAT(file_text(dir + "/profile.html"), StartsWith("<!DOCTYPE html>"));
+  const TilecRun query = run_tilec("profile query --json " + dir + "/profile.tprof");
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  EXPECT_EQ(nlohmann::json::parse(query.out)["cycles"], report["cycles"]);
+}
+
 TEST(RunCommand, RunsAPackageOnNpyData) {
   const std::string dir = graph_with_data("run_package");
   ASSERT_EQ(run_tilec("compile " + dir + "/graph.json --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
