@@ -1,6 +1,7 @@
 #include "compiler/gemm_candidates.h"
 
 #include "compiler/cost_model.h"
+#include "compiler/kernel_library.h"
 #include "support/span.h"
 
 #include <algorithm>
@@ -12,9 +13,17 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Partial sums are FP32: summed across K parts and rounded once to the
-// GEMM's result type, as the host reference rounds its FP32 sum.
-ElementType partial_type_for(const Step&) { return ElementType::F32; }
+// Partial sums are summed in FP32 and rounded once to the GEMM's result
+// type. They travel as FP16 (half the exchange) when the result is FP16 and
+// nothing quantises it further (an FP8 cast would turn their rounding into
+// coarse flips) and one pass sums them all; otherwise as FP32 (a chain of
+// passes would round its intermediate sums to FP16).
+ElementType partial_type_for(const Step& step, int k_parts) {
+  if (step.result.element != ElementType::F16 || k_parts > kMaxCombineInputs) return ElementType::F32;
+  for (const EpilogueOp& op : step.epilogue)
+    if (is_fp8(op.result.element)) return ElementType::F32;
+  return ElementType::F16;
+}
 
 // K-part counts worth trying, each with as many column parts as the group
 // and the columns allow.
@@ -54,7 +63,7 @@ GemmCandidate make_candidate(const Chain& chain, const Step& step, int column_pa
       candidate.output_layout.tiles.push_back({grid.tile(np, kp)});
     }
   }
-  candidate.partial_type = partial_type_for(step);
+  candidate.partial_type = partial_type_for(step, k_parts);
   candidate.max_columns = grid.columns.front().size();
   candidate.max_ks = grid.ks.front().size();
   std::int64_t panel_columns = ceil_div(candidate.max_columns, kPanelRows) * kPanelRows;

@@ -66,6 +66,11 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
     return variant;
   }
   variant.sum = op.kind == MidOpKind::Map && op.inputs.size() == 1 ? variant.input : step.result;
+  // FP16 partial sums of a reduction are added in FP32 and rounded once.
+  if (op.kind == MidOpKind::Reduce && variant.input.element == ElementType::F16 && variant.inputs > 1) {
+    variant.sum = StorageType{ElementType::F32, 0};
+    variant.stages.push_back(CombineStage{EpilogueOp::Kind::Cast, graph::GeluApproximation::Tanh, step.result});
+  }
   for (const EpilogueOp& e : op.epilogue) {
     variant.stages.push_back(CombineStage{e.kind, e.approximation, e.result});
     if (e.kind == EpilogueOp::Kind::AddBias)

@@ -29,8 +29,9 @@ inline std::string file_text(const std::string& path) {
 
 // `arguments` go through the shell as written: quote paths with spaces.
 inline TilecRun run_tilec(const std::string& arguments) {
-  const std::string base = ::testing::TempDir() + "/tilec_run_" +
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string base =
+      ::testing::TempDir() + "/tilec_run_" + test->test_suite_name() + "_" + test->name();
   const std::string command =
       fmt::format("{} {} >{}.out 2>{}.err", TILEC_BINARY, arguments, base, base);
   const int status = std::system(command.c_str());

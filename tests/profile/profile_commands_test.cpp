@@ -13,7 +13,11 @@ using testing::run_tilec;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/tilec_profile_cli_" + name; }
+// Named after the running test: ctest runs tests as parallel processes.
+std::string temp_path(const std::string& name) {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + "/tilec_profile_cli_" + test->test_suite_name() + "_" + test->name() + "_" + name;
+}
 
 const std::string& profile_file() {
   static const std::string path = [] {

@@ -21,7 +21,11 @@ using testing::mlp_profile;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/tilec_profile_" + name; }
+// Named after the running test: ctest runs tests as parallel processes.
+std::string temp_path(const std::string& name) {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + "/tilec_profile_" + test->test_suite_name() + "_" + test->name() + "_" + name;
+}
 
 void expect_same_profile(const ProfileData& a, const ProfileData& b) {
   EXPECT_EQ(a.name, b.name);

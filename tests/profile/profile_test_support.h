@@ -123,7 +123,9 @@ struct CommandResult {
 // Runs a shell command line, capturing both streams through files named
 // after `name` in the test's temporary directory.
 inline CommandResult run_command(const std::string& command, const std::string& name) {
-  const std::string base = ::testing::TempDir() + "/tilec_profile_cmd_" + name;
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string base = ::testing::TempDir() + "/tilec_profile_cmd_" + test->test_suite_name() + "_" + test->name() +
+                           "_" + name;
   const int status = std::system(fmt::format("{} >'{}.out' 2>'{}.err'", command, base, base).c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
