@@ -13,8 +13,11 @@ build: bootstrap
 	cmake --preset $(PRESET) >/dev/null
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
+# The reference sweep (../shared/workload.md) on the full simulated chip:
+# out/sweep/report.json, report.md and NAME/profile.html per passing case.
+# Resumes an interrupted sweep; SWEEP_FLAGS=--force runs every case again.
 sweep: build
-	build/$(PRESET)/tilec reference --workload siglip-mlp --batch 1
+	build/$(PRESET)/tilec bench --out out/sweep $(SWEEP_FLAGS)
 
 test: build
 	ctest --preset $(PRESET)

@@ -13,5 +13,8 @@ void add_isa_commands(CLI::App& app);
 void add_package_commands(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_profile_commands(CLI::App& app);
+void add_compile_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace tilec::cli

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   tilec::cli::add_package_commands(app);
   tilec::cli::add_sim_command(app);
   tilec::cli::add_profile_commands(app);
+  tilec::cli::add_compile_command(app);
+  tilec::cli::add_run_command(app);
+  tilec::cli::add_bench_command(app);
 
   // Written whatever the outcome, so a failing run can still be profiled.
   struct TraceWriter {

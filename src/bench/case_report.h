@@ -1,0 +1,85 @@
+// What one case of a sweep (or one `tilec run`) reports, in the schema of the
+// reference sweep (../shared/workload.md): the reference's keys, in its
+// order, then tilec's own figures. Reports are written as JSON, read back
+// (to resume a sweep and to compare two sweeps), and shown as Markdown.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilec::bench {
+
+// Case statuses. `pass`, `planner-rejected`, `failed` (numbers out of
+// tolerance) and `fault` (the simulator stopped the program) are the
+// reference's; `error` is anything else that stopped the case (a bad input,
+// an internal check), its message in `diagnostic`.
+inline constexpr const char* kPass = "pass";
+inline constexpr const char* kPlannerRejected = "planner-rejected";
+inline constexpr const char* kFailed = "failed";
+inline constexpr const char* kFault = "fault";
+inline constexpr const char* kError = "error";
+
+struct CaseReport {
+  // The reference's keys.
+  std::string name;  // "case"
+  std::optional<std::int64_t> batch, blocks;
+  std::string precision;
+  std::uint32_t budget_kib = 0;  // 0 = the whole tile
+  std::string status;
+  int returncode = 0;
+  double wall_seconds = 0;
+  // Compile stages that ran, in pipeline order, with their summed wall time.
+  std::vector<std::pair<std::string, double>> stages;
+  std::optional<std::uint64_t> cycles;
+  std::optional<double> maximum_absolute_error;
+  std::optional<std::int64_t> weight_bytes, input_bytes;
+  std::vector<std::string> diagnostic;
+  std::optional<std::uint64_t> renderer_cycles;
+
+  // tilec's own figures.
+  std::string target;    // "ipu21" or "ipu21:N"
+  std::string workload;  // "siglip-mlp", "mlp 8x16x32", or a graph file
+  std::optional<double> estimated_cycles;
+  std::optional<double> efficiency;  // roofline cycles / cycles
+  std::optional<std::uint32_t> peak_tile_bytes;
+  std::optional<std::uint64_t> package_bytes;
+  std::optional<std::int64_t> out_of_tolerance;  // output elements
+  std::optional<double> compile_seconds, simulate_seconds, reference_seconds;
+  std::string plan;
+  std::string profile;  // the profile page, relative to the report's folder
+
+  bool passed() const { return status == kPass; }
+};
+
+nlohmann::ordered_json case_json(const CaseReport& report);
+// Reads what case_json wrote (or a case of the reference report); `source`
+// names the file in errors (BadInput).
+CaseReport case_from_json(const nlohmann::ordered_json& json, const std::string& source);
+
+nlohmann::ordered_json report_json(const std::vector<CaseReport>& cases);
+// A report file: a JSON array of cases (ours or the reference's).
+std::vector<CaseReport> read_report_file(const std::string& path);
+// A file of one case object.
+CaseReport read_case_file(const std::string& path);
+// Writes through a temporary file and a rename, so a reader (or a killed
+// sweep) never sees half a file.
+void write_text_atomically(const std::string& path, const std::string& text);
+
+// The sweep as a Markdown table, one row per case, then each case's
+// diagnostic when it did not pass.
+std::string report_markdown(const std::vector<CaseReport>& cases, const std::string& title);
+
+// `old_cases` and `new_cases` side by side, matched by case name: status,
+// cycles, wall time and error, with new/old ratios. A Markdown table.
+std::string compare_markdown(const std::vector<CaseReport>& old_cases, const std::vector<CaseReport>& new_cases,
+                             const std::string& old_title, const std::string& new_title);
+
+// "1,234,567".
+std::string grouped(std::uint64_t number);
+
+}  // namespace tilec::bench

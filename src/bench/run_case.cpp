@@ -1,0 +1,232 @@
+#include "bench/run_case.h"
+
+#include "bench/device_figures.h"
+#include "bench/verify.h"
+#include "compiler/compile.h"
+#include "graph/cost.h"
+#include "package/package_file.h"
+#include "profile/profile.h"
+#include "sim/device.h"
+#include "sim/fault.h"
+#include "support/duration.h"
+#include "support/span.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+namespace tilec::bench {
+
+namespace {
+
+// The compiler reports "no plan fits the budget ..." as a Failure of
+// `compile`; any other failure of the compiler is an error of the case.
+bool is_planner_rejection(const Error& error) {
+  return error.kind() == ErrorKind::Failure && error.where() == "compile" &&
+         error.message().rfind("no plan fits", 0) == 0;
+}
+
+// What ran, one line per span, in the order they ended: the diagnostic of a
+// case that did not pass.
+std::vector<std::string> span_lines(const Timeline& timeline) {
+  std::vector<std::string> lines;
+  for (const SpanRecord& record : timeline.top_level())
+    lines.push_back(fmt::format("{}: close time.wall={} time.busy={}", record.name,
+                                format_duration(record.wall_seconds), format_duration(record.busy_seconds)));
+  return lines;
+}
+
+class CaseRunner {
+ public:
+  explicit CaseRunner(const CaseRequest& request) : request_(request) {
+    outcome_.report = request.identity;
+    timeline_.on_begin = [this](const std::string& name) {
+      if (request_.on_stage) request_.on_stage(name, elapsed());
+    };
+  }
+
+  CaseOutcome run() {
+    {
+      TimelineScope scope(timeline_);
+      try {
+        run_stages();
+      } catch (const sim::Fault& fault) {
+        stop(kFault, fault);
+      } catch (const Error& error) {
+        stop(is_planner_rejection(error) ? kPlannerRejected : kError, error);
+      } catch (const std::exception& error) {
+        stop(kError, Error(ErrorKind::Failure, "", fmt::format("internal error: {}", one_line(error.what()))));
+      }
+    }
+    CaseReport& report = outcome_.report;
+    report.stages = stage_times(timeline_);
+    outcome_.spans = timeline_.records();
+    report.wall_seconds = elapsed();
+    report.returncode = outcome_.error ? outcome_.error->exit_code() : 0;
+    if (!report.passed()) {
+      std::vector<std::string> lines = span_lines(timeline_);
+      lines.insert(lines.end(), log_.begin(), log_.end());
+      lines.insert(lines.end(), report.diagnostic.begin(), report.diagnostic.end());
+      report.diagnostic = std::move(lines);
+    }
+    return std::move(outcome_);
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+  void stop(const char* status, const Error& error) {
+    outcome_.report.status = status;
+    outcome_.report.diagnostic.push_back(error.what());
+    outcome_.error = error;
+  }
+
+  const package::Package& compile_package() {
+    if (request_.package) {
+      const nlohmann::json info = nlohmann::json::parse(request_.package->compile_info, nullptr, false);
+      // What the compiler recorded, when it is there.
+      if (info.is_object() && info.contains("estimatedCycles") && info["estimatedCycles"].is_number())
+        outcome_.report.estimated_cycles = info["estimatedCycles"].get<double>();
+      if (info.is_object() && info.contains("plan") && info["plan"].is_string())
+        outcome_.report.plan = info["plan"].get<std::string>();
+      return *request_.package;
+    }
+    const auto begin = std::chrono::steady_clock::now();
+    compiler::CompileResult compiled = compiler::compile(*request_.graph, request_.compile);
+    outcome_.report.compile_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    outcome_.report.estimated_cycles = compiled.estimated_cycles;
+    outcome_.report.plan = compiled.plan;
+    log_ = std::move(compiled.log);
+    compiled_ = std::move(compiled.package);
+    return compiled_;
+  }
+
+  void run_stages() {
+    CaseReport& report = outcome_.report;
+    const MachineModel& machine = request_.compile.machine;
+    const package::Package& package = compile_package();
+    report.peak_tile_bytes = peak_tile_bytes(package);
+    report.weight_bytes = binding_bytes(package, package::BindingRole::Parameter);
+    report.input_bytes = binding_bytes(package, package::BindingRole::Input);
+    {
+      Span span("encode_package");
+      report.package_bytes = package::encode_package(package).size();
+    }
+
+    // The device holds every tile's memory (about 1 GB for the full chip):
+    // it lives only until the outputs are read.
+    std::optional<sim::Device> device;
+    {
+      Span span("load");
+      device.emplace(package, machine);
+      for (const package::Binding& binding : package.bindings) {
+        if (binding.role == package::BindingRole::Output) continue;
+        const auto found = request_.data->find(binding.name);
+        if (found == request_.data->end())
+          throw_bad_input(fmt::format("binding '{}'", binding.name), "the package needs it but no data was given");
+        device->write(binding.name, found->second);
+      }
+    }
+    sim::RunResult run;
+    {
+      Span span("simulate");
+      run = device->run();  // recording the profile costs little
+      report.simulate_seconds = span.elapsed_seconds();
+      report.cycles = run.cycles;
+    }
+    {
+      Span span("read_outputs");
+      for (const package::Binding& binding : package.bindings)
+        if (binding.role == package::BindingRole::Output)
+          outcome_.outputs.emplace(binding.name, device->read(binding.name));
+      device.reset();
+    }
+    const double roofline = roofline_cycles(*request_.graph, machine);
+    if (roofline > 0 && run.cycles > 0) report.efficiency = roofline / static_cast<double>(run.cycles);
+    const double macs = static_cast<double>(graph::graph_macs(*request_.graph));
+    const profile::ProfileData profile =
+        profile::make_profile(report.name, package, machine, run, macs,
+                              macs > 0 ? machine.amp_macs_per_cycle(dominant_precision(*request_.graph)) : 0);
+    report.renderer_cycles = profile::renderer_cycles(profile);
+    run = sim::RunResult{};
+
+    const ReferenceOutputs* reference = nullptr;
+    {
+      Span span("reference");
+      reference = &request_.reference();
+    }
+    report.reference_seconds = reference->seconds;
+    Span span("compare");
+    const Comparison comparison = compare_outputs(outcome_.outputs, reference->outputs);
+    report.maximum_absolute_error = comparison.maximum_absolute_error;
+    report.out_of_tolerance = comparison.out_of_tolerance;
+    if (comparison.passed()) {
+      report.status = kPass;
+      if (!request_.profile_directory.empty()) write_profile_files(profile);
+      return;
+    }
+    report.status = kFailed;
+    const Error error(ErrorKind::Failure, report.name,
+                      fmt::format("{} of {} output elements out of tolerance (|device - reference| > {} + {} x "
+                                  "|reference|); worst {}",
+                                  grouped(static_cast<std::uint64_t>(comparison.out_of_tolerance)),
+                                  grouped(static_cast<std::uint64_t>(comparison.elements)), kAbsoluteTolerance,
+                                  kRelativeTolerance, comparison.worst));
+    report.diagnostic.push_back(error.what());
+    outcome_.error = error;
+  }
+
+  void write_profile_files(const profile::ProfileData& profile) {
+    Span span("profile");
+    const std::filesystem::path directory(request_.profile_directory);
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    if (error) throw_failure(directory.string(), "cannot create the folder: {}", error.message());
+    profile::write_profile((directory / "profile.tprof").string(), profile);
+    const std::string page = (directory / "profile.html").string();
+    write_text_atomically(page, profile::render_html(profile));
+    outcome_.report.profile = page;
+  }
+
+  const CaseRequest& request_;
+  CaseOutcome outcome_;
+  Timeline timeline_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  package::Package compiled_;
+  std::vector<std::string> log_;
+};
+
+}  // namespace
+
+CaseOutcome run_case(const CaseRequest& request) { return CaseRunner(request).run(); }
+
+std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline) {
+  std::map<std::string, double, std::less<>> seconds;
+  for (const SpanRecord& record : timeline.top_level()) seconds[record.name] += record.wall_seconds;
+  std::vector<std::pair<std::string, double>> stages;
+  for (std::string_view stage : compiler::kStages)
+    if (const auto found = seconds.find(stage); found != seconds.end()) stages.emplace_back(stage, found->second);
+  return stages;
+}
+
+std::string_view case_phase(std::string_view span) {
+  if (std::find(compiler::kStages.begin(), compiler::kStages.end(), span) != compiler::kStages.end() ||
+      span == "encode_package")
+    return "compile";
+  if (span == "load" || span == "simulate" || span == "read_outputs") return "simulate";
+  if (span == "reference" || span == "compare") return "check";
+  return span;
+}
+
+std::string case_name(std::string_view precision, std::int64_t batch, std::int64_t blocks, std::uint32_t budget_kib) {
+  return fmt::format("{}-b{}-n{}-{}", precision, batch, blocks,
+                     budget_kib == 0 ? std::string("default") : fmt::format("{}k", budget_kib));
+}
+
+}  // namespace tilec::bench

@@ -1,0 +1,76 @@
+// One case, start to finish: compile the graph (unless a package is given),
+// load its inputs and parameters into the simulated device, run it, read the
+// outputs and compare them with the host reference. Whatever stops the case
+// (no plan fits, a fault, a bad input) is caught and reported in its
+// CaseReport; the case never throws a tilec::Error.
+#pragma once
+
+#include "bench/case_report.h"
+#include "compiler/options.h"
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "package/package.h"
+#include "support/error.h"
+#include "support/span.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tilec::bench {
+
+// The host reference's outputs and how long it took to compute them.
+struct ReferenceOutputs {
+  graph::TensorMap outputs;
+  double seconds = 0;
+};
+
+struct CaseRequest {
+  // The case's identity (name, batch, blocks, precision, budget_kib,
+  // target, workload): copied into the report.
+  CaseReport identity;
+  const graph::Graph* graph = nullptr;
+  const graph::TensorMap* data = nullptr;  // every input and parameter
+  // Called once the device's outputs are read; may wait for another case
+  // computing the same reference.
+  std::function<const ReferenceOutputs&()> reference;
+  compiler::CompileOptions compile;  // machine and budget
+  // Given: run this package instead of compiling.
+  const package::Package* package = nullptr;
+  // Set: when the case passes, its profile (profile.tprof,
+  // docs/profile-format.md) and its page (profile.html) go into this folder,
+  // and the report's `profile` names the page.
+  std::string profile_directory;
+  // Called when the case enters a stage (compile stages, then simulate,
+  // reference, compare...), with the seconds since the case began.
+  std::function<void(std::string_view stage, double elapsed)> on_stage;
+};
+
+struct CaseOutcome {
+  CaseReport report;
+  // What stopped the case (status other than pass and failed), to rethrow.
+  std::optional<Error> error;
+  graph::TensorMap outputs;  // the device's, when the run completed
+  std::vector<SpanRecord> spans;  // every span the case ran, for traces
+};
+
+CaseOutcome run_case(const CaseRequest& request);
+
+// Each compile stage's summed wall time over the top-level spans of
+// `timeline` (a stage runs once per plan the driver tries), in pipeline
+// order; stages that did not run are left out.
+std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline);
+
+// A case's coarse phase for progress reports, from the span that begins:
+// "compile" (every compiler stage, then encoding the package), "simulate"
+// (loading the device, running it, reading the outputs), "check" (the
+// host reference and the comparison) or "profile" (writing it).
+std::string_view case_phase(std::string_view span);
+
+// The name a sweep gives a case: "fp8-b4-n1-default", "fp8-b1-n1-256k".
+std::string case_name(std::string_view precision, std::int64_t batch, std::int64_t blocks, std::uint32_t budget_kib);
+
+}  // namespace tilec::bench

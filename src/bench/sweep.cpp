@@ -1,0 +1,230 @@
+#include "bench/sweep.h"
+
+#include "bench/run_case.h"
+#include "bench/workload_data.h"
+#include "compiler/compile.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace tilec::bench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string outcome_text(const CaseReport& report) {
+  std::string text = report.status;
+  if (report.cycles) text += fmt::format(", {} cycles", grouped(*report.cycles));
+  if (report.maximum_absolute_error) text += fmt::format(", max abs error {:.4g}", *report.maximum_absolute_error);
+  if (!report.passed() && !report.diagnostic.empty()) text += ": " + report.diagnostic.back();
+  return text;
+}
+
+class Sweep {
+ public:
+  explicit Sweep(const SweepOptions& options)
+      : options_(options),
+        grid_(sweep_grid(options)),
+        label_(workload_label(options.workload, options.base)),
+        reports_(grid_.size()) {}
+
+  SweepResult run() {
+    const auto start = std::chrono::steady_clock::now();
+    std::error_code error;
+    fs::create_directories(options_.out_directory, error);
+    if (error) throw_bad_input(options_.out_directory, "cannot create the output folder: {}", error.message());
+
+    std::vector<std::size_t> pending;
+    for (std::size_t i = 0; i < grid_.size(); ++i) {
+      if (!options_.force && keep(i)) {
+        ++result_.kept;
+        say(i, fmt::format("finished earlier ({}), kept", outcome_text(*reports_[i])));
+      } else {
+        pending.push_back(i);
+      }
+    }
+    write_reports();
+
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      for (std::size_t k; (k = next++) < pending.size() && !stopped_;) run_case_at(pending[k]);
+    };
+    const int jobs = std::clamp(options_.jobs, 1, static_cast<int>(std::max<std::size_t>(pending.size(), 1)));
+    std::vector<std::thread> threads;
+    for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+    worker();
+    for (std::thread& thread : threads) thread.join();
+    if (folder_error_) std::rethrow_exception(folder_error_);
+
+    result_.ran = static_cast<int>(pending.size());
+    for (std::optional<CaseReport>& report : reports_)
+      if (report) result_.cases.push_back(std::move(*report));
+    result_.wall_seconds = seconds_since(start);
+    return std::move(result_);
+  }
+
+ private:
+  fs::path case_directory(std::size_t i) const { return fs::path(options_.out_directory) / grid_[i].name; }
+
+  // A case finished by an earlier sweep of the same workload on the same target.
+  bool keep(std::size_t i) {
+    const fs::path file = case_directory(i) / "case.json";
+    if (!fs::exists(file)) return false;
+    try {
+      const CaseReport report = read_case_file(file.string());
+      if (report.name != grid_[i].name || report.target != options_.machine.name || report.workload != label_) {
+        say(i, fmt::format("found a case of {} on {}: running again", report.workload, report.target));
+        return false;
+      }
+      reports_[i] = report;
+      return true;
+    } catch (const Error& error) {
+      say(i, fmt::format("unreadable earlier result ({}): running again", error.what()));
+      return false;
+    }
+  }
+
+  CaseReport identity(std::size_t i) const {
+    const GridCase& grid_case = grid_[i];
+    CaseReport report;
+    report.name = grid_case.name;
+    report.batch = grid_case.options.batch;
+    report.blocks = grid_case.options.blocks;
+    report.precision = graph::precision_name(grid_case.options.precision);
+    report.budget_kib = grid_case.budget_kib;
+    report.target = options_.machine.name;
+    report.workload = label_;
+    return report;
+  }
+
+  void run_case_at(std::size_t i) {
+    const auto start = std::chrono::steady_clock::now();
+    const GridCase& grid_case = grid_[i];
+    CaseOutcome outcome;
+    std::string phase;
+    try {
+      const std::shared_ptr<WorkloadData> data = cache_.get(options_.workload, grid_case.options);
+      CaseRequest request;
+      request.identity = identity(i);
+      request.graph = &data->graph();
+      request.data = &data->data();
+      request.reference = [&data]() -> const ReferenceOutputs& { return data->reference(); };
+      request.compile.machine = options_.machine;
+      request.compile.budget_bytes = grid_case.budget_kib * 1024;
+      if (options_.profiles) request.profile_directory = case_directory(i).string();
+      request.on_stage = [&](std::string_view stage, double) {
+        const std::string_view now = case_phase(stage);
+        if (now == phase) return;
+        phase = now;
+        say(i, fmt::format("{} (+{:.1f}s)", phase, seconds_since(start)));
+      };
+      outcome = run_case(request);
+      // The page, as the report's folder sees it.
+      if (!outcome.report.profile.empty()) outcome.report.profile = grid_case.name + "/profile.html";
+    } catch (const Error& error) {
+      // The workload itself could not be built: the case's error.
+      outcome.report = identity(i);
+      outcome.report.status = kError;
+      outcome.report.returncode = error.exit_code();
+      outcome.report.diagnostic = {error.what()};
+    }
+    outcome.report.wall_seconds = seconds_since(start);
+    finish(i, std::move(outcome.report));
+  }
+
+  void finish(std::size_t i, CaseReport report) {
+    try {
+      fs::create_directories(case_directory(i));
+      write_text_atomically((case_directory(i) / "case.json").string(), case_json(report).dump(2) + "\n");
+      std::lock_guard lock(reports_mutex_);
+      reports_[i] = report;
+      write_reports_locked();
+    } catch (const Error&) {
+      std::lock_guard lock(reports_mutex_);
+      if (!folder_error_) folder_error_ = std::current_exception();
+      stopped_ = true;
+      return;
+    } catch (const fs::filesystem_error& error) {
+      std::lock_guard lock(reports_mutex_);
+      if (!folder_error_)
+        folder_error_ = std::make_exception_ptr(
+            Error(ErrorKind::Failure, case_directory(i).string(), one_line(error.code().message())));
+      stopped_ = true;
+      return;
+    }
+    say(i, fmt::format("{} ({:.1f}s)", outcome_text(report), report.wall_seconds));
+  }
+
+  void write_reports() {
+    std::lock_guard lock(reports_mutex_);
+    write_reports_locked();
+  }
+
+  void write_reports_locked() {
+    std::vector<CaseReport> finished;
+    for (const std::optional<CaseReport>& report : reports_)
+      if (report) finished.push_back(*report);
+    const fs::path out(options_.out_directory);
+    write_text_atomically((out / "report.json").string(), report_json(finished).dump(2) + "\n");
+    write_text_atomically((out / "report.md").string(),
+                          report_markdown(finished, fmt::format("tilec sweep: {} on {} ({} of {} cases)", label_,
+                                                                options_.machine.name, finished.size(), grid_.size())));
+  }
+
+  void say(std::size_t i, const std::string& what) {
+    if (!options_.progress) return;
+    std::lock_guard lock(progress_mutex_);
+    const int width = static_cast<int>(std::to_string(grid_.size()).size());
+    options_.progress(fmt::format("bench [{:>{}}/{}] {}: {}", i + 1, width, grid_.size(), grid_[i].name, what));
+  }
+
+  const SweepOptions& options_;
+  const std::vector<GridCase> grid_;
+  const std::string label_;
+  WorkloadCache cache_;
+  std::vector<std::optional<CaseReport>> reports_;
+  std::mutex reports_mutex_, progress_mutex_;
+  std::exception_ptr folder_error_;  // stops the sweep: the folder cannot be written
+  std::atomic<bool> stopped_{false};
+  SweepResult result_;
+};
+
+}  // namespace
+
+std::vector<GridCase> sweep_grid(const SweepOptions& options) {
+  std::vector<GridCase> grid;
+  for (graph::Precision precision : options.precisions)
+    for (std::int64_t batch : options.batches)
+      for (std::int64_t blocks : options.blocks)
+        for (std::uint32_t budget_kib : options.budgets_kib) {
+          GridCase grid_case;
+          grid_case.name = case_name(graph::precision_name(precision), batch, blocks, budget_kib);
+          if (std::any_of(grid.begin(), grid.end(), [&](const GridCase& other) { return other.name == grid_case.name; }))
+            continue;
+          grid_case.options = options.base;
+          grid_case.options.precision = precision;
+          grid_case.options.batch = batch;
+          grid_case.options.blocks = blocks;
+          grid_case.budget_kib = budget_kib;
+          grid.push_back(std::move(grid_case));
+        }
+  return grid;
+}
+
+SweepResult run_sweep(const SweepOptions& options) { return Sweep(options).run(); }
+
+}  // namespace tilec::bench

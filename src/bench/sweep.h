@@ -1,0 +1,71 @@
+// A sweep: a grid of cases (precisions x batches x blocks x budgets) of one
+// workload, run in parallel, each case's report written to the output
+// folder as soon as it finishes, so that a killed sweep resumes where it
+// stopped. The folder holds:
+//
+//   OUT/report.json          every finished case, in grid order (the
+//                            reference schema; rewritten after each case)
+//   OUT/report.md            the same as a Markdown table
+//   OUT/NAME/case.json       one case's report (its presence = finished)
+//   OUT/NAME/profile.tprof   the profile of a passing case
+//   OUT/NAME/profile.html    its page
+//
+// A case found finished in OUT (same case name, target and workload) is
+// kept, not run again, unless `force`.
+#pragma once
+
+#include "bench/case_report.h"
+#include "graph/workloads.h"
+#include "target/machine.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tilec::bench {
+
+struct SweepOptions {
+  std::string workload = "siglip-mlp";
+  // Dimensions, bias, seed and FP8 scale; precision, batch and blocks come
+  // from the grid.
+  graph::MlpOptions base;
+  // The reference grid by default.
+  std::vector<graph::Precision> precisions{graph::Precision::Fp8};
+  std::vector<std::int64_t> batches{1, 2, 4};
+  std::vector<std::int64_t> blocks{1};
+  std::vector<std::uint32_t> budgets_kib{0, 384, 256, 128, 64};  // 0 = the whole tile
+  MachineModel machine = ipu21();
+
+  std::string out_directory;
+  int jobs = 1;         // cases run at once
+  bool force = false;   // rerun finished cases
+  bool profiles = true; // profile.tprof and profile.html per passing case
+  // Receives progress lines (no newline); unset = quiet. Called from any
+  // worker thread, one call at a time.
+  std::function<void(const std::string& line)> progress;
+};
+
+// One point of the grid.
+struct GridCase {
+  std::string name;
+  graph::MlpOptions options;  // base with the case's precision, batch, blocks
+  std::uint32_t budget_kib = 0;
+};
+
+// The grid in report order: precision, batch, blocks, then budgets as given.
+// Duplicates are dropped.
+std::vector<GridCase> sweep_grid(const SweepOptions& options);
+
+struct SweepResult {
+  std::vector<CaseReport> cases;  // grid order
+  int kept = 0;                   // found finished in the folder
+  int ran = 0;
+  double wall_seconds = 0;
+};
+
+// Runs the sweep. A case's failure never stops the others; only a problem
+// with the folder itself (cannot create or write it) throws.
+SweepResult run_sweep(const SweepOptions& options);
+
+}  // namespace tilec::bench

@@ -1,0 +1,63 @@
+#include "bench/workload_data.h"
+
+#include "graph/reference.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace tilec::bench {
+
+ReferenceOutputs compute_reference(const graph::Graph& graph, const graph::TensorMap& data) {
+  const auto begin = std::chrono::steady_clock::now();
+  ReferenceOutputs reference;
+  reference.outputs = graph::run_reference(graph, data).outputs;
+  reference.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return reference;
+}
+
+WorkloadData::WorkloadData(const std::string& workload, const graph::MlpOptions& options)
+    : graph_(graph::build_workload(workload, options)), data_(graph::generate_data(graph_, options.seed)) {}
+
+const ReferenceOutputs& WorkloadData::reference() {
+  std::call_once(reference_once_, [this] { reference_ = compute_reference(graph_, data_); });
+  return reference_;
+}
+
+std::shared_ptr<WorkloadData> WorkloadCache::get(const std::string& workload, const graph::MlpOptions& options) {
+  const auto dimension = [](const std::optional<std::int64_t>& value) { return value ? *value : 0; };
+  const std::string key =
+      fmt::format("{} {} b{} n{} t{} w{} h{} bias{} seed{} scale{}", workload, graph::precision_name(options.precision),
+                  options.batch, options.blocks, dimension(options.tokens), dimension(options.width),
+                  dimension(options.hidden), options.bias, options.seed,
+                  options.fp8_scale ? std::to_string(*options.fp8_scale) : "auto");
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard lock(mutex_);
+    std::shared_ptr<Entry>& slot = entries_[key];
+    if (!slot) slot = std::make_shared<Entry>();
+    entry = slot;
+  }
+  std::call_once(entry->built, [&] { entry->data = std::make_shared<WorkloadData>(workload, options); });
+  return entry->data;
+}
+
+std::string workload_label(const std::string& workload, const graph::MlpOptions& options) {
+  // The graph as the workload builds it checks the options and gives the
+  // dimensions; at FP16 no FP8 scale is chosen, so this generates no data.
+  graph::MlpOptions shape_only = options;
+  shape_only.precision = graph::Precision::Fp16;
+  shape_only.fp8_scale.reset();
+  const graph::Graph graph = graph::build_workload(workload, shape_only);
+  std::string label = workload;
+  if (workload != "siglip-mlp") {
+    const graph::Shape& x = graph.type(graph.inputs().at(0)->results.at(0)).shape;
+    const graph::Shape& w1 = graph.type(graph.parameters().at(0)->results.at(0)).shape;
+    label += fmt::format(" {}x{}x{}", x.at(x.size() - 2), x.back(), w1.back());
+  }
+  if (options.bias) label += " bias";
+  if (options.seed != 0) label += fmt::format(" seed {}", options.seed);
+  return label;
+}
+
+}  // namespace tilec::bench

@@ -1,0 +1,59 @@
+// Built-in workloads' graphs and data, made once per distinct workload and
+// shared by every case that runs it: the cases of a sweep that differ only
+// in budget run the same graph on the same data, so they share the host
+// reference too (computed by whichever case needs it first).
+#pragma once
+
+#include "bench/run_case.h"
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "graph/workloads.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace tilec::bench {
+
+// The host reference of `graph` on `data`, timed.
+ReferenceOutputs compute_reference(const graph::Graph& graph, const graph::TensorMap& data);
+
+class WorkloadData {
+ public:
+  // BadInput for an unknown workload or out-of-range options.
+  WorkloadData(const std::string& workload, const graph::MlpOptions& options);
+
+  const graph::Graph& graph() const { return graph_; }
+  const graph::TensorMap& data() const { return data_; }
+  // Computed on the first call; later and concurrent calls wait for it.
+  const ReferenceOutputs& reference();
+
+ private:
+  graph::Graph graph_;
+  graph::TensorMap data_;
+  std::once_flag reference_once_;
+  ReferenceOutputs reference_;
+};
+
+class WorkloadCache {
+ public:
+  // The workload's data, built on the first request for these options.
+  std::shared_ptr<WorkloadData> get(const std::string& workload, const graph::MlpOptions& options);
+
+ private:
+  struct Entry {
+    std::once_flag built;
+    std::shared_ptr<WorkloadData> data;
+  };
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<Entry>> entries_;
+};
+
+// "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden), with " bias"
+// and " seed N" when they are not the defaults: the report's `workload`.
+// Precision, batch and blocks are not part of it. BadInput for options the
+// workload does not take.
+std::string workload_label(const std::string& workload, const graph::MlpOptions& options);
+
+}  // namespace tilec::bench

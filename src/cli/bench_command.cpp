@@ -1,0 +1,169 @@
+// `tilec bench`: the sweep of ../shared/workload.md (fp8 x batch 1, 2, 4 x
+// blocks 1 x budget default, 384, 256, 128, 64 KiB on the full chip) or any
+// grid the flags choose, run in parallel and resumable (bench/sweep.h).
+// Writes OUT/report.json (the reference schema), OUT/report.md and a
+// profile page per passing case; prints the table, and with --compare the
+// side-by-side against an older report. Exit 1 when a case failed, faulted
+// or stopped with an error (a planner rejection is a result, not a failure).
+#include "bench/case_report.h"
+#include "bench/sweep.h"
+#include "cli/case_flags.h"
+#include "cli/commands.h"
+#include "support/error.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+namespace tilec::cli {
+
+namespace {
+
+struct BenchFlags {
+  WorkloadFlags workload;
+  std::vector<std::string> precisions{"fp8"};
+  std::vector<std::string> batches{"1", "2", "4"};
+  std::vector<std::string> blocks{"1"};
+  std::vector<std::string> budgets{"default", "384", "256", "128", "64"};
+  std::string tiles;
+  std::string target;
+  std::string out = "out/sweep";
+  std::string jobs = "auto";
+  std::string compare;
+  bool force = false;
+  bool no_profiles = false;
+  bool quiet = false;
+};
+
+std::int64_t positive(const std::string& flag, const std::string& text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end || value < 1)
+    throw_bad_input(flag + " " + text, "must be an integer >= 1");
+  return value;
+}
+
+// Cases that fit in memory at once: a full-chip device takes about 1 GB of
+// host memory, and every case also holds its data and package.
+int automatic_jobs() {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return std::clamp(static_cast<int>(kib / (1536 * 1024)), 1, cores);
+    meminfo.ignore(256, '\n');
+  }
+  return 1;
+}
+
+bench::SweepOptions sweep_options(const BenchFlags& flags) {
+  bench::SweepOptions options;
+  options.workload = flags.workload.workload;
+  options.base = workload_options(flags.workload);
+  options.precisions.clear();
+  for (const std::string& text : flags.precisions) {
+    const std::optional<graph::Precision> precision = graph::parse_precision(text);
+    if (!precision) throw_bad_input("--precisions " + text, "must be fp8, fp16 or fp32");
+    options.precisions.push_back(*precision);
+  }
+  options.batches.clear();
+  for (const std::string& text : flags.batches) options.batches.push_back(positive("--batches", text));
+  options.blocks.clear();
+  for (const std::string& text : flags.blocks) options.blocks.push_back(positive("--blocks", text));
+  if (!flags.tiles.empty() && !flags.target.empty()) throw_bad_input("--tiles", "give --tiles or --target, not both");
+  options.machine = !flags.tiles.empty() ? ipu21_cut(parse_tiles(flags.tiles))
+                                         : machine_by_name(flags.target.empty() ? "ipu21" : flags.target);
+  options.budgets_kib.clear();
+  for (const std::string& text : flags.budgets)
+    options.budgets_kib.push_back(text == "default" ? 0 : parse_budget_kib("--budgets", text, options.machine));
+  options.out_directory = flags.out;
+  options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
+  options.force = flags.force;
+  options.profiles = !flags.no_profiles;
+  if (!flags.quiet)
+    options.progress = [](const std::string& line) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      std::fflush(stderr);
+    };
+  return options;
+}
+
+void bench_sweep(const BenchFlags& flags) {
+  const bench::SweepOptions options = sweep_options(flags);
+  // Read first: a bad --compare file should not wait for the sweep.
+  std::vector<bench::CaseReport> old_cases;
+  if (!flags.compare.empty()) old_cases = bench::read_report_file(flags.compare);
+
+  const bench::SweepResult result = bench::run_sweep(options);
+  const std::string report_path = options.out_directory + "/report.json";
+  fmt::print("{}", bench::report_markdown(result.cases, fmt::format("tilec sweep ({})", report_path)));
+  fmt::print("\n{} cases: {} run, {} kept from an earlier sweep; {:.1f} s; wrote {} and {}/report.md\n",
+             result.cases.size(), result.ran, result.kept, result.wall_seconds, report_path, options.out_directory);
+  if (!flags.compare.empty())
+    fmt::print("\n{}", bench::compare_markdown(old_cases, result.cases, flags.compare, report_path));
+
+  std::vector<std::string> broken;
+  for (const bench::CaseReport& report : result.cases)
+    if (!report.passed() && report.status != bench::kPlannerRejected)
+      broken.push_back(fmt::format("{} ({})", report.name, report.status));
+  if (!broken.empty())
+    throw_failure("bench", "{} of {} cases did not pass: {}", broken.size(), result.cases.size(),
+                  fmt::join(broken, ", "));
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "bench",
+      "Run a sweep of cases (default: the reference grid, fp8 x batch 1,2,4 x budget default,384,256,128,64 KiB "
+      "on ipu21), resumably, and write report.json, report.md and profiles into --out");
+  auto flags = std::make_shared<BenchFlags>();
+  flags->workload.workload = "siglip-mlp";
+  BenchFlags& f = *flags;
+  command->add_option("--workload", f.workload.workload, "Built-in workload: siglip-mlp (default) or mlp")
+      ->type_name("NAME");
+  command->add_option("--tokens", f.workload.tokens, "Tokens per batch item, workload mlp only")->type_name("N");
+  command->add_option("--width", f.workload.width, "Model width, workload mlp only")->type_name("N");
+  command->add_option("--hidden", f.workload.hidden, "MLP hidden width, workload mlp only")->type_name("N");
+  command->add_flag("--bias", f.workload.bias, "Add biases b1 and b2 after the GEMMs");
+  command->add_option("--seed", f.workload.seed, "Seed of the generated data (default 0)")->type_name("N");
+  command->add_option("--precisions", f.precisions, "Comma-separated: fp8, fp16, fp32 (default fp8)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  command->add_option("--batches", f.batches, "Comma-separated batch sizes (default 1,2,4)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  command->add_option("--blocks", f.blocks, "Comma-separated block counts (default 1)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  command->add_option("--budgets", f.budgets,
+                      "Comma-separated per-tile budgets in KiB, or default (default default,384,256,128,64)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  command->add_option("--tiles", f.tiles, "Run on the chip cut to its first N tiles (ipu21:N)")->type_name("N");
+  command->add_option("--target", f.target, "Machine: ipu21 (default) or ipu21:N")->type_name("T");
+  command->add_option("--out", f.out, "Output folder (default out/sweep)")->type_name("DIR");
+  command->add_option("--jobs", f.jobs,
+                      "Cases run at once (default auto: the cores, as far as host memory allows about 1.5 GB "
+                      "per case)")
+      ->type_name("N");
+  command->add_flag("--force", f.force, "Run every case again, even those finished in --out");
+  command->add_flag("--no-profiles", f.no_profiles, "Write no profile per passing case");
+  command->add_option("--compare", f.compare,
+                      "Print cycles, wall time and error side by side with this older report (e.g. "
+                      "../shared/reference/seed-sweep.json)")
+      ->type_name("OLD.json");
+  command->add_flag("--quiet", f.quiet, "No progress lines on stderr");
+  command->callback([flags] { bench_sweep(*flags); });
+}
+
+}  // namespace tilec::cli

@@ -1,0 +1,98 @@
+#include "cli/case_flags.h"
+
+#include "bench/run_case.h"
+#include "bench/workload_data.h"
+#include "graph/json_format.h"
+#include "graph/npy.h"
+#include "support/error.h"
+
+#include <charconv>
+#include <filesystem>
+
+namespace tilec::cli {
+
+namespace {
+
+std::optional<std::uint32_t> parse_unsigned(const std::string& text) {
+  std::uint32_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+void add_target_flags(CLI::App& command, TargetFlags& flags) {
+  command.add_option("--target", flags.target, "Machine: ipu21 (1,472 tiles) or ipu21:N (its first N tiles)")
+      ->type_name("T");
+  command.add_option("--budget-kib", flags.budget_kib,
+                     "The most memory any tile may use, code included, in KiB (0 = the whole tile; default 0)")
+      ->type_name("N");
+}
+
+std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine) {
+  const std::optional<std::uint32_t> kib = parse_unsigned(text);
+  if (!kib) throw_bad_input(flag + " " + text, "must be an integer >= 0");
+  if (*kib > machine.memory_bytes() / 1024)
+    throw_bad_input(flag + " " + text, "is more than a tile's {} KiB", machine.memory_bytes() / 1024);
+  return *kib;
+}
+
+std::uint32_t parse_tiles(const std::string& text) {
+  const std::optional<std::uint32_t> tiles = parse_unsigned(text);
+  if (!tiles || *tiles < 1 || *tiles > ipu21().tiles)
+    throw_bad_input("--tiles " + text, "must be an integer from 1 to {}", ipu21().tiles);
+  return *tiles;
+}
+
+compiler::CompileOptions compile_options(const TargetFlags& flags, const std::string& fallback_target) {
+  compiler::CompileOptions options;
+  options.machine = machine_by_name(flags.target.empty() ? fallback_target : flags.target);
+  options.budget_bytes = parse_budget_kib("--budget-kib", flags.budget_kib, options.machine) * 1024;
+  return options;
+}
+
+std::map<std::string, graph::TensorType> source_types(const graph::Graph& graph) {
+  std::map<std::string, graph::TensorType> types;
+  for (const graph::Op& op : graph.ops)
+    if (op.kind == graph::OpKind::Input || op.kind == graph::OpKind::Parameter)
+      types.emplace(op.name, graph.type(op.results.at(0)));
+  return types;
+}
+
+GraphSource load_graph_source(const CLI::App& command, const std::string& graph_file, const WorkloadFlags& workload,
+                              const std::string& inputs_dir, bool with_data, std::uint32_t budget_kib) {
+  if (graph_file.empty() == workload.workload.empty())
+    throw_bad_input(command.get_name(), "give a GRAPH file or --workload NAME (one of them)");
+  GraphSource source;
+  source.identity.budget_kib = budget_kib;
+  if (!workload.workload.empty()) {
+    const graph::MlpOptions options = workload_options(workload);
+    if (with_data && inputs_dir.empty()) {
+      source.workload = std::make_shared<bench::WorkloadData>(workload.workload, options);
+      source.graph = source.workload->graph();
+      source.data = source.workload->data();
+    } else {
+      source.graph = graph::build_workload(workload.workload, options);
+    }
+    const std::string precision(graph::precision_name(options.precision));
+    source.identity.name = bench::case_name(precision, options.batch, options.blocks, budget_kib);
+    source.identity.batch = options.batch;
+    source.identity.blocks = options.blocks;
+    source.identity.precision = precision;
+    source.identity.workload = bench::workload_label(workload.workload, options);
+  } else {
+    reject_workload_options_without_workload(command, workload);
+    if (with_data && inputs_dir.empty()) throw_bad_input("--inputs", "a GRAPH file needs --inputs DIR with its inputs and parameters");
+    source.graph = graph::load_graph_file(graph_file);
+    source.identity.name = fmt::format("{}-{}", std::filesystem::path(graph_file).stem().string(),
+                                       budget_kib == 0 ? std::string("default") : fmt::format("{}k", budget_kib));
+    source.identity.workload = graph_file;
+  }
+  // --inputs replaces a workload's own data (every tensor must be there).
+  if (with_data && !inputs_dir.empty()) source.data = graph::read_tensor_dir(inputs_dir, source_types(source.graph));
+  return source;
+}
+
+}  // namespace tilec::cli

@@ -1,0 +1,126 @@
+// `tilec compile GRAPH|--workload NAME ... -o model.tpk`: compiles a graph
+// for a target within a per-tile memory budget and writes the package.
+// Prints the plan, the estimated cycles, the peak per-tile bytes, the
+// stage times and the package's size (--json: one object). When no plan
+// fits, the compiler's one-line diagnostic is the error (exit 1).
+#include "bench/case_report.h"
+#include "bench/device_figures.h"
+#include "bench/run_case.h"
+#include "cli/case_flags.h"
+#include "cli/commands.h"
+#include "compiler/compile.h"
+#include "package/package_file.h"
+#include "support/duration.h"
+#include "support/error.h"
+#include "support/span.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+namespace tilec::cli {
+
+namespace {
+
+struct CompileFlags {
+  std::string graph_file;
+  WorkloadFlags workload;
+  TargetFlags target;
+  std::string output;
+  bool json = false;
+};
+
+struct Compiled {
+  compiler::CompileResult result;
+  std::vector<std::pair<std::string, double>> stages;
+  double seconds = 0;
+  std::uint64_t package_bytes = 0;
+};
+
+void print_summary(const GraphSource& source, const compiler::CompileOptions& options, const Compiled& compiled,
+                   const std::string& output) {
+  fmt::print("compiled {}: {} for {} in {}\n", source.identity.name, source.identity.workload,
+             options.machine.name, format_duration(compiled.seconds));
+  fmt::print("  plan      {}\n", compiled.result.plan);
+  fmt::print("  estimate  {} cycles\n", bench::grouped(static_cast<std::uint64_t>(compiled.result.estimated_cycles)));
+  fmt::print("  memory    peak {} bytes per tile of a budget of {}\n", bench::grouped(compiled.result.peak_bytes),
+             bench::grouped(options.budget()));
+  fmt::print("  package   {}{} bytes\n", output.empty() ? "" : output + ", ", bench::grouped(compiled.package_bytes));
+  std::string stages;
+  for (const auto& [stage, seconds] : compiled.stages)
+    if (seconds >= 0.1 * compiled.seconds)
+      stages += fmt::format("{}{} {}", stages.empty() ? "" : ", ", stage, format_duration(seconds));
+  fmt::print("  slowest   {}\n", stages);
+}
+
+void print_json(const GraphSource& source, const compiler::CompileOptions& options, const Compiled& compiled,
+                const std::string& output) {
+  nlohmann::ordered_json stages = nlohmann::ordered_json::object();
+  for (const auto& [stage, seconds] : compiled.stages) stages[stage] = format_duration(seconds);
+  nlohmann::ordered_json summary;
+  summary["case"] = source.identity.name;
+  summary["workload"] = source.identity.workload;
+  summary["target"] = options.machine.name;
+  summary["budget_kib"] = options.budget_bytes / 1024;
+  summary["plan"] = compiled.result.plan;
+  summary["estimatedCycles"] = compiled.result.estimated_cycles;
+  summary["peakTileBytes"] = compiled.result.peak_bytes;
+  summary["weightBytes"] = bench::binding_bytes(compiled.result.package, package::BindingRole::Parameter);
+  summary["inputBytes"] = bench::binding_bytes(compiled.result.package, package::BindingRole::Input);
+  summary["stages"] = stages;
+  summary["compileSeconds"] = compiled.seconds;
+  summary["packageBytes"] = compiled.package_bytes;
+  summary["package"] = output.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(output);
+  summary["log"] = compiled.result.log;
+  fmt::print("{}\n", summary.dump(2));
+}
+
+void compile_graph(const CLI::App& command, const CompileFlags& flags) {
+  const compiler::CompileOptions options = compile_options(flags.target);
+  const GraphSource source =
+      load_graph_source(command, flags.graph_file, flags.workload, "", false, options.budget_bytes / 1024);
+  Compiled compiled;
+  Timeline timeline;
+  {
+    TimelineScope scope(timeline);
+    const auto begin = std::chrono::steady_clock::now();
+    try {
+      compiled.result = compiler::compile(source.graph, options);
+    } catch (...) {
+      for (const SpanRecord& record : timeline.records()) global_timeline().add(record);
+      throw;
+    }
+    compiled.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
+  for (const SpanRecord& record : timeline.records()) global_timeline().add(record);
+  compiled.stages = bench::stage_times(timeline);
+  if (flags.output.empty()) {
+    compiled.package_bytes = package::encode_package(compiled.result.package).size();
+  } else {
+    package::write_package(compiled.result.package, flags.output);
+    compiled.package_bytes = std::filesystem::file_size(flags.output);
+  }
+  if (flags.json)
+    print_json(source, options, compiled, flags.output);
+  else
+    print_summary(source, options, compiled, flags.output);
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "compile", "Compile a graph file or a built-in workload into a package (.tpk) for a target and memory budget");
+  auto flags = std::make_shared<CompileFlags>();
+  command->add_option("GRAPH", flags->graph_file, "A graph file (JSON), or give --workload")->type_name("FILE");
+  add_workload_flags(*command, flags->workload);
+  add_target_flags(*command, flags->target);
+  command->add_option("-o,--output", flags->output, "Write the package to FILE")->type_name("FILE");
+  command->add_flag("--json", flags->json, "Print the summary as one JSON object");
+  command->callback([command, flags] { compile_graph(*command, *flags); });
+}
+
+}  // namespace tilec::cli

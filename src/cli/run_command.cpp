@@ -1,0 +1,134 @@
+// `tilec run`: compile a graph (or take a package), load its inputs and
+// parameters (the workload's own data, or .npy files), simulate, read the
+// outputs and compare them with the host reference. Prints a summary, or
+// with --json one case object of the sweep report's schema. Exit 0 when
+// every output element is within tolerance; 1 when no plan fits, the
+// simulator faults or the numbers are out of tolerance; 2 for bad input.
+#include "bench/case_report.h"
+#include "bench/run_case.h"
+#include "bench/workload_data.h"
+#include "cli/case_flags.h"
+#include "cli/commands.h"
+#include "graph/npy.h"
+#include "package/package_file.h"
+#include "support/duration.h"
+#include "support/error.h"
+#include "support/span.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace tilec::cli {
+
+namespace {
+
+struct RunFlags {
+  std::string graph_file;
+  WorkloadFlags workload;
+  TargetFlags target;
+  std::string inputs_dir;
+  std::string package_file;
+  std::string outputs_dir;
+  std::string profile_dir;
+  bool json = false;
+};
+
+void print_summary(const bench::CaseReport& report) {
+  fmt::print("run {}: {} on {}\n", report.name, report.workload, report.target);
+  if (!report.plan.empty()) fmt::print("  plan      {}\n", report.plan);
+  if (report.compile_seconds) {
+    std::string stages;
+    for (const auto& [stage, seconds] : report.stages)
+      if (seconds >= 0.1 * *report.compile_seconds)
+        stages += fmt::format("{}{} {}", stages.empty() ? "" : ", ", stage, format_duration(seconds));
+    fmt::print("  compile   {}{}\n", format_duration(*report.compile_seconds), stages.empty() ? "" : " (" + stages + ")");
+  }
+  if (report.estimated_cycles)
+    fmt::print("  estimate  {} cycles\n", bench::grouped(static_cast<std::uint64_t>(*report.estimated_cycles)));
+  if (report.peak_tile_bytes)
+    fmt::print("  memory    peak {} bytes per tile; weights {} bytes, inputs {} bytes on the device; package {} "
+               "bytes\n",
+               bench::grouped(*report.peak_tile_bytes), bench::grouped(report.weight_bytes.value_or(0)),
+               bench::grouped(report.input_bytes.value_or(0)), bench::grouped(report.package_bytes.value_or(0)));
+  if (report.cycles)
+    fmt::print("  simulate  {} cycles{} in {}\n", bench::grouped(*report.cycles),
+               report.efficiency ? fmt::format(" ({:.1f}% of the roofline)", *report.efficiency * 100) : "",
+               format_duration(report.simulate_seconds.value_or(0)));
+  if (report.out_of_tolerance)
+    fmt::print("  outputs   max abs error {}; {}\n",
+               report.maximum_absolute_error ? fmt::format("{:.4g}", *report.maximum_absolute_error) : "non-finite",
+               *report.out_of_tolerance == 0
+                   ? std::string("every element within 0.03 + 0.05 x |reference|")
+                   : fmt::format("{} elements out of tolerance",
+                                 bench::grouped(static_cast<std::uint64_t>(*report.out_of_tolerance))));
+  if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
+  fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
+}
+
+void run(const CLI::App& command, const RunFlags& flags) {
+  std::optional<package::Package> package;
+  if (!flags.package_file.empty()) {
+    if (command.count("--budget-kib") > 0) throw_bad_input("--budget-kib", "applies when compiling, not to --package");
+    package = package::read_package(flags.package_file);
+  }
+  compiler::CompileOptions options = compile_options(flags.target, package ? package->target : "ipu21");
+  GraphSource source = load_graph_source(command, flags.graph_file, flags.workload, flags.inputs_dir, true,
+                                         options.budget_bytes / 1024);
+  source.identity.target = options.machine.name;
+
+  bench::CaseRequest request;
+  request.identity = source.identity;
+  request.graph = &source.graph;
+  request.data = &source.data;
+  request.compile = options;
+  request.package = package ? &*package : nullptr;
+  request.profile_directory = flags.profile_dir;
+  std::optional<bench::ReferenceOutputs> reference;
+  request.reference = [&]() -> const bench::ReferenceOutputs& {
+    if (source.workload) return source.workload->reference();
+    if (!reference) reference = bench::compute_reference(source.graph, source.data);
+    return *reference;
+  };
+  bench::CaseOutcome outcome = bench::run_case(request);
+  for (const SpanRecord& span : outcome.spans) global_timeline().add(span);
+
+  if (!flags.outputs_dir.empty() && !outcome.outputs.empty())
+    graph::write_tensor_dir(flags.outputs_dir, outcome.outputs, graph::TensorRole::Output);
+  // A case stopped by bad input reports nothing but the error.
+  if (outcome.report.status != bench::kError) {
+    if (flags.json)
+      fmt::print("{}\n", bench::case_json(outcome.report).dump(2));
+    else
+      print_summary(outcome.report);
+  }
+  if (outcome.error) throw *outcome.error;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Compile a graph (or take a package), simulate it on its inputs and parameters, and compare every output "
+      "with the host reference (exit 1 when out of tolerance)");
+  auto flags = std::make_shared<RunFlags>();
+  command->add_option("GRAPH", flags->graph_file, "A graph file (JSON), or give --workload")->type_name("FILE");
+  add_workload_flags(*command, flags->workload);
+  add_target_flags(*command, flags->target);
+  command->add_option("--inputs", flags->inputs_dir,
+                      "Directory of NAME.npy per input and parameter (manifest.json optional); a workload uses its "
+                      "own generated data without it")
+      ->type_name("DIR");
+  command->add_option("--package", flags->package_file, "Run this package (.tpk) of the graph instead of compiling")
+      ->type_name("FILE");
+  command->add_option("--outputs", flags->outputs_dir, "Write the device's outputs as NAME.npy into DIR")
+      ->type_name("DIR");
+  command->add_option("--profile", flags->profile_dir,
+                      "When the run passes, write its profile (profile.tprof) and page (profile.html) into DIR")
+      ->type_name("DIR");
+  command->add_flag("--json", flags->json, "Print one case object of the sweep report's schema");
+  command->callback([command, flags] { run(*command, *flags); });
+}
+
+}  // namespace tilec::cli

@@ -1,0 +1,187 @@
+// One case start to finish on a 16-tile chip: passing, rejected by the
+// planner, out of tolerance, faulting, and stopped by bad input.
+#include "bench/device_figures.h"
+#include "bench/run_case.h"
+#include "bench/workload_data.h"
+#include "compiler/compile.h"
+#include "profile/profile.h"
+#include "support/duration.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace tilec::bench {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+graph::MlpOptions small_mlp() {
+  graph::MlpOptions options;
+  options.tokens = 40;
+  options.width = 32;
+  options.hidden = 64;
+  return options;
+}
+
+struct SmallCase {
+  WorkloadData data{"mlp", small_mlp()};
+  CaseRequest request;
+  std::vector<std::string> phases;
+
+  explicit SmallCase(std::uint32_t budget_kib = 0) {
+    request.identity.name = case_name("fp8", 1, 1, budget_kib);
+    request.identity.target = "ipu21:16";
+    request.graph = &data.graph();
+    request.data = &data.data();
+    request.reference = [this]() -> const ReferenceOutputs& { return data.reference(); };
+    request.compile.machine = ipu21_cut(16);
+    request.compile.budget_bytes = budget_kib * 1024;
+    request.on_stage = [this](std::string_view stage, double elapsed) {
+      EXPECT_GE(elapsed, 0.0);
+      const std::string phase(case_phase(stage));
+      if (phases.empty() || phases.back() != phase) phases.push_back(phase);
+    };
+  }
+};
+
+TEST(RunCase, PassingCaseReportsEveryFigure) {
+  SmallCase small;
+  const CaseOutcome outcome = run_case(small.request);
+  const CaseReport& report = outcome.report;
+  ASSERT_EQ(report.status, kPass) << ::testing::PrintToString(report.diagnostic);
+  EXPECT_EQ(report.name, "fp8-b1-n1-default");
+  EXPECT_EQ(report.returncode, 0);
+  EXPECT_FALSE(outcome.error.has_value());
+  EXPECT_TRUE(report.diagnostic.empty());
+  ASSERT_EQ(report.stages.size(), compiler::kStages.size());
+  for (std::size_t i = 0; i < report.stages.size(); ++i) EXPECT_EQ(report.stages[i].first, compiler::kStages[i]);
+  ASSERT_TRUE(report.cycles && report.estimated_cycles && report.efficiency && report.peak_tile_bytes);
+  EXPECT_GT(*report.cycles, 0u);
+  EXPECT_NEAR(*report.efficiency, roofline_cycles(small.data.graph(), ipu21_cut(16)) / *report.cycles, 1e-12);
+  EXPECT_EQ(report.maximum_absolute_error.has_value(), true);
+  EXPECT_LE(*report.maximum_absolute_error, 0.03);
+  EXPECT_EQ(report.out_of_tolerance, 0);
+  // x (40 x 32 FP8) is stored once; W1 and W2 at least once each.
+  EXPECT_EQ(report.input_bytes, 40 * 32);
+  EXPECT_GE(*report.weight_bytes, 2 * 32 * 64);
+  EXPECT_GT(*report.package_bytes, 0u);
+  EXPECT_FALSE(report.plan.empty());
+  EXPECT_THAT(small.phases, ElementsAre("compile", "simulate", "check"));
+  EXPECT_EQ(outcome.outputs.count("y"), 1u);
+  EXPECT_GE(report.wall_seconds, *report.compile_seconds);
+  // Without a profile folder no profile is written, but the renderer's span is known.
+  EXPECT_EQ(report.profile, "");
+  ASSERT_TRUE(report.renderer_cycles.has_value());
+  EXPECT_LE(*report.renderer_cycles, *report.cycles);
+  EXPECT_GT(*report.renderer_cycles, 0u);
+}
+
+TEST(RunCase, PassingCaseWritesItsProfile) {
+  SmallCase small;
+  const std::string directory = ::testing::TempDir() + "/tilec_run_case_profile/case";
+  std::filesystem::remove_all(directory);
+  small.request.profile_directory = directory;
+  const CaseOutcome outcome = run_case(small.request);
+  ASSERT_EQ(outcome.report.status, kPass);
+  EXPECT_EQ(outcome.report.profile, directory + "/profile.html");
+  EXPECT_THAT(small.phases, ElementsAre("compile", "simulate", "check", "profile"));
+  const profile::ProfileData profile = profile::read_profile(directory + "/profile.tprof");
+  EXPECT_EQ(profile.name, "fp8-b1-n1-default");
+  EXPECT_EQ(profile.cycles, *outcome.report.cycles);
+  EXPECT_EQ(outcome.report.renderer_cycles, profile::renderer_cycles(profile));
+  EXPECT_GT(std::filesystem::file_size(directory + "/profile.html"), 0u);
+}
+
+TEST(RunCase, NoPlanFittingTheBudgetIsAPlannerRejection) {
+  SmallCase small(4);
+  const CaseOutcome outcome = run_case(small.request);
+  const CaseReport& report = outcome.report;
+  EXPECT_EQ(report.status, kPlannerRejected);
+  EXPECT_EQ(report.returncode, 1);
+  EXPECT_EQ(report.name, "fp8-b1-n1-4k");
+  EXPECT_FALSE(report.cycles.has_value());
+  ASSERT_FALSE(report.stages.empty());
+  EXPECT_EQ(report.stages.front().first, "compile_runtime");
+  // The stages that ran, then the compiler's one-line error.
+  ASSERT_GE(report.diagnostic.size(), 2u);
+  EXPECT_THAT(report.diagnostic.front(), StartsWith("compile_runtime: close time.wall="));
+  EXPECT_THAT(report.diagnostic.back(), StartsWith("compile: no plan fits the budget of 4096 bytes per tile"));
+  ASSERT_TRUE(outcome.error.has_value());
+  EXPECT_EQ(outcome.error->exit_code(), 1);
+}
+
+TEST(RunCase, OutputsOutOfToleranceFail) {
+  SmallCase small;
+  // A reference that differs from the device's y by 0.5 everywhere.
+  ReferenceOutputs shifted = small.data.reference();
+  graph::Tensor& y = shifted.outputs.at("y");
+  std::vector<float> values = y.to_floats();
+  for (float& value : values) value += 0.5f;
+  y = graph::Tensor::from_floats(y.type, values);
+  small.request.reference = [&]() -> const ReferenceOutputs& { return shifted; };
+  const CaseOutcome outcome = run_case(small.request);
+  EXPECT_EQ(outcome.report.status, kFailed);
+  EXPECT_EQ(outcome.report.returncode, 1);
+  EXPECT_EQ(outcome.report.out_of_tolerance, 40 * 32);
+  EXPECT_GE(*outcome.report.maximum_absolute_error, 0.45);
+  EXPECT_TRUE(outcome.report.cycles.has_value());
+  EXPECT_THAT(outcome.report.diagnostic.back(),
+              HasSubstr("fp8-b1-n1-default: 1,280 of 1,280 output elements out of tolerance"));
+  EXPECT_THAT(outcome.report.diagnostic.back(), HasSubstr("; worst y["));
+}
+
+TEST(RunCase, SimulatorFaultIsAFault) {
+  SmallCase small;
+  package::Package package = compiler::compile(small.data.graph(), small.request.compile).package;
+  // An undecodable bundle at tile 0's entry.
+  package::TileImage& tile = package.tiles.at(0);
+  for (package::Segment& segment : tile.segments) {
+    if (!segment.executable || tile.entry < segment.address || tile.entry >= segment.address + segment.size())
+      continue;
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(*segment.bytes);
+    std::fill_n(bytes->begin() + (tile.entry - segment.address), 8, 0xff);
+    segment.bytes = bytes;
+  }
+  small.request.package = &package;
+  const CaseOutcome outcome = run_case(small.request);
+  EXPECT_EQ(outcome.report.status, kFault);
+  EXPECT_EQ(outcome.report.returncode, 1);
+  EXPECT_TRUE(outcome.report.stages.empty());  // nothing compiled
+  EXPECT_THAT(outcome.report.diagnostic.back(), StartsWith("tile 0, supervisor, pc "));
+}
+
+TEST(RunCase, MissingDataStopsTheCaseWithBadInput) {
+  SmallCase small;
+  graph::TensorMap partial = small.data.data();
+  partial.erase("W2");
+  small.request.data = &partial;
+  const CaseOutcome outcome = run_case(small.request);
+  EXPECT_EQ(outcome.report.status, kError);
+  EXPECT_EQ(outcome.report.returncode, 2);
+  EXPECT_EQ(outcome.report.diagnostic.back(), "binding 'W2': the package needs it but no data was given");
+}
+
+TEST(RunCase, CaseNames) {
+  EXPECT_EQ(case_name("fp8", 4, 1, 0), "fp8-b4-n1-default");
+  EXPECT_EQ(case_name("fp16", 1, 12, 256), "fp16-b1-n12-256k");
+}
+
+TEST(RunCase, StageTimesSumEveryRunOfAStageInPipelineOrder) {
+  Timeline timeline;
+  timeline.add(SpanRecord{"place_storage", 0, 0, 0.5, 0, 0});
+  timeline.add(SpanRecord{"construct_mid", 0, 0, 1.0, 0, 0});
+  timeline.add(SpanRecord{"place_storage", 0, 0, 0.25, 0, 0});
+  timeline.add(SpanRecord{"nested", 1, 0, 9.0, 0, 0});
+  timeline.add(SpanRecord{"simulate", 0, 0, 3.0, 0, 0});
+  const auto stages = stage_times(timeline);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0], (std::pair<std::string, double>{"construct_mid", 1.0}));
+  EXPECT_EQ(stages[1], (std::pair<std::string, double>{"place_storage", 0.75}));
+}
+
+}  // namespace
+}  // namespace tilec::bench

@@ -1,0 +1,204 @@
+// Sweeps of a tiny grid on a 16-tile chip: the folder's files, resuming,
+// parallel cases, progress lines.
+#include "bench/sweep.h"
+#include "support/error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace tilec::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+std::string fresh_directory(const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/tilec_sweep_" + name;
+  fs::remove_all(path);
+  return path;
+}
+
+SweepOptions tiny_sweep(const std::string& out) {
+  SweepOptions options;
+  options.workload = "mlp";
+  options.base.tokens = 40;
+  options.base.width = 32;
+  options.base.hidden = 64;
+  options.batches = {1, 2};
+  options.budgets_kib = {0, 4};  // 4 KiB: no plan fits
+  options.machine = ipu21_cut(16);
+  options.out_directory = out;
+  options.profiles = false;
+  return options;
+}
+
+std::vector<std::string> names_of(const std::vector<CaseReport>& cases) {
+  std::vector<std::string> names;
+  for (const CaseReport& report : cases) names.push_back(report.name);
+  return names;
+}
+
+const std::vector<std::string> kTinyGrid{"fp8-b1-n1-default", "fp8-b1-n1-4k", "fp8-b2-n1-default", "fp8-b2-n1-4k"};
+
+TEST(Sweep, GridIsInReportOrderWithoutDuplicates) {
+  SweepOptions options;
+  options.precisions = {graph::Precision::Fp8, graph::Precision::Fp16};
+  options.batches = {4, 1};
+  options.budgets_kib = {0, 256, 0};
+  const std::vector<GridCase> grid = sweep_grid(options);
+  std::vector<std::string> names;
+  for (const GridCase& grid_case : grid) names.push_back(grid_case.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"fp8-b4-n1-default", "fp8-b4-n1-256k", "fp8-b1-n1-default",
+                                             "fp8-b1-n1-256k", "fp16-b4-n1-default", "fp16-b4-n1-256k",
+                                             "fp16-b1-n1-default", "fp16-b1-n1-256k"}));
+  EXPECT_EQ(grid[5].options.precision, graph::Precision::Fp16);
+  EXPECT_EQ(grid[5].options.batch, 4);
+  EXPECT_EQ(grid[5].budget_kib, 256u);
+  // The default grid is the reference's: 15 cases.
+  EXPECT_EQ(sweep_grid(SweepOptions{}).size(), 15u);
+}
+
+TEST(Sweep, WritesEveryCaseAndTheReports) {
+  const std::string out = fresh_directory("writes");
+  std::vector<std::string> lines;
+  SweepOptions options = tiny_sweep(out);
+  options.progress = [&](const std::string& line) { lines.push_back(line); };
+  const SweepResult result = run_sweep(options);
+  EXPECT_EQ(result.ran, 4);
+  EXPECT_EQ(result.kept, 0);
+  ASSERT_EQ(names_of(result.cases), kTinyGrid);
+  EXPECT_EQ(result.cases[0].status, kPass);
+  EXPECT_EQ(result.cases[1].status, kPlannerRejected);
+  EXPECT_EQ(result.cases[2].status, kPass);
+  EXPECT_EQ(result.cases[3].status, kPlannerRejected);
+  EXPECT_EQ(result.cases[0].workload, "mlp 40x32x64");
+  EXPECT_EQ(result.cases[0].target, "ipu21:16");
+  EXPECT_EQ(result.cases[2].batch, 2);
+
+  const std::vector<CaseReport> written = read_report_file(out + "/report.json");
+  EXPECT_EQ(names_of(written), kTinyGrid);
+  EXPECT_EQ(case_json(written[2]), case_json(result.cases[2]));
+  for (const std::string& name : kTinyGrid) EXPECT_TRUE(fs::exists(out + "/" + name + "/case.json")) << name;
+  std::ifstream markdown(out + "/report.md");
+  std::string text((std::istreambuf_iterator<char>(markdown)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("| fp8-b2-n1-4k | planner-rejected |"));
+
+  // Progress: a few lines per case, each naming the case.
+  EXPECT_LE(lines.size(), 4u * 4u);
+  for (const std::string& line : lines) EXPECT_THAT(line, MatchesRegex("bench \\[[1-4]/4\\] fp8-b[12]-n1-[a-z0-9]+: .*"));
+  EXPECT_THAT(lines, ::testing::Contains("bench [1/4] fp8-b1-n1-default: compile (+0.0s)"));
+}
+
+TEST(Sweep, PassingCasesGetAProfilePage) {
+  const std::string out = fresh_directory("profiles");
+  SweepOptions options = tiny_sweep(out);
+  options.batches = {1};
+  options.profiles = true;
+  const SweepResult result = run_sweep(options);
+  ASSERT_EQ(names_of(result.cases), (std::vector<std::string>{"fp8-b1-n1-default", "fp8-b1-n1-4k"}));
+  EXPECT_EQ(result.cases[0].profile, "fp8-b1-n1-default/profile.html");
+  EXPECT_TRUE(fs::exists(out + "/fp8-b1-n1-default/profile.html"));
+  EXPECT_TRUE(fs::exists(out + "/fp8-b1-n1-default/profile.tprof"));
+  EXPECT_EQ(result.cases[1].profile, "");
+  EXPECT_FALSE(fs::exists(out + "/fp8-b1-n1-4k/profile.html"));
+  EXPECT_EQ(read_report_file(out + "/report.json")[0].profile, "fp8-b1-n1-default/profile.html");
+}
+
+TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
+  const std::string out = fresh_directory("resume");
+  SweepOptions options = tiny_sweep(out);
+  // An earlier sweep that was stopped after its first case: only the
+  // first case of the grid.
+  options.batches = {1};
+  options.budgets_kib = {0};
+  const SweepResult first = run_sweep(options);
+  ASSERT_EQ(first.ran, 1);
+  // Mark the finished case so that a rerun would be seen.
+  CaseReport marked = first.cases[0];
+  marked.wall_seconds = 12345;
+  write_text_atomically(out + "/fp8-b1-n1-default/case.json", case_json(marked).dump());
+
+  options = tiny_sweep(out);
+  const SweepResult resumed = run_sweep(options);
+  EXPECT_EQ(resumed.kept, 1);
+  EXPECT_EQ(resumed.ran, 3);
+  ASSERT_EQ(names_of(resumed.cases), kTinyGrid);
+  EXPECT_EQ(resumed.cases[0].wall_seconds, 12345);
+  EXPECT_EQ(read_report_file(out + "/report.json")[0].wall_seconds, 12345);
+
+  // Everything finished: nothing runs again.
+  const SweepResult again = run_sweep(options);
+  EXPECT_EQ(again.kept, 4);
+  EXPECT_EQ(again.ran, 0);
+  EXPECT_EQ(case_json(again.cases[3]), case_json(resumed.cases[3]));
+
+  // --force runs everything again.
+  options.force = true;
+  const SweepResult forced = run_sweep(options);
+  EXPECT_EQ(forced.ran, 4);
+  EXPECT_NE(forced.cases[0].wall_seconds, 12345);
+}
+
+TEST(Sweep, RunsAgainCasesOfAnotherSweepOrHalfWritten) {
+  const std::string out = fresh_directory("other");
+  SweepOptions options = tiny_sweep(out);
+  options.batches = {1};
+  run_sweep(options);
+  // Same names, other target: not the same case.
+  CaseReport other = read_report_file(out + "/report.json")[0];
+  other.target = "ipu21:32";
+  other.wall_seconds = 12345;
+  write_text_atomically(out + "/fp8-b1-n1-default/case.json", case_json(other).dump());
+  // A file cut short.
+  std::ofstream(out + "/fp8-b1-n1-4k/case.json") << "{\"case\": \"fp8-b1";
+  std::vector<std::string> lines;
+  options.progress = [&](const std::string& line) { lines.push_back(line); };
+  const SweepResult result = run_sweep(options);
+  EXPECT_EQ(result.ran, 2);
+  EXPECT_NE(result.cases[0].wall_seconds, 12345);
+  EXPECT_EQ(result.cases[0].target, "ipu21:16");
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("found a case of mlp 40x32x64 on ipu21:32: running again")));
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("unreadable earlier result")));
+}
+
+TEST(Sweep, ParallelCasesGiveTheSameFigures) {
+  SweepOptions serial = tiny_sweep(fresh_directory("serial"));
+  SweepOptions parallel = tiny_sweep(fresh_directory("parallel"));
+  parallel.jobs = 3;
+  const SweepResult one = run_sweep(serial), three = run_sweep(parallel);
+  ASSERT_EQ(names_of(three.cases), kTinyGrid);
+  for (std::size_t i = 0; i < one.cases.size(); ++i) {
+    EXPECT_EQ(one.cases[i].status, three.cases[i].status);
+    EXPECT_EQ(one.cases[i].cycles, three.cases[i].cycles);
+    EXPECT_EQ(one.cases[i].maximum_absolute_error, three.cases[i].maximum_absolute_error);
+  }
+}
+
+TEST(Sweep, AFailingCaseDoesNotStopTheOthers) {
+  SweepOptions options = tiny_sweep(fresh_directory("failing"));
+  options.budgets_kib = {0};
+  options.blocks = {1};
+  options.base.fp8_scale = 99;  // out of range: every case's workload is bad input
+  options.precisions = {graph::Precision::Fp8};
+  const SweepResult result = run_sweep(options);
+  ASSERT_EQ(result.cases.size(), 2u);
+  for (const CaseReport& report : result.cases) {
+    EXPECT_EQ(report.status, kError);
+    EXPECT_EQ(report.returncode, 2);
+    EXPECT_THAT(report.diagnostic.back(), HasSubstr("FP8 scale 99"));
+  }
+}
+
+TEST(Sweep, AnUnusableFolderIsAnError) {
+  const std::string file = fresh_directory("file");
+  std::ofstream(file) << "not a folder";
+  SweepOptions options = tiny_sweep(file + "/out");
+  EXPECT_THROW(run_sweep(options), Error);
+}
+
+}  // namespace
+}  // namespace tilec::bench

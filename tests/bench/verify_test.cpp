@@ -1,0 +1,103 @@
+// The tolerance rule, the roofline and the bytes bindings occupy.
+#include "bench/device_figures.h"
+#include "bench/verify.h"
+#include "graph/workloads.h"
+#include "support/error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tilec::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+graph::Tensor f32_tensor(graph::Shape shape, std::vector<float> values) {
+  return graph::Tensor::from_floats(graph::TensorType{std::move(shape), StorageType{ElementType::F32, 0}}, values);
+}
+
+TEST(Verify, ElementsWithinTheAbsoluteAndRelativeToleranceVote) {
+  const graph::TensorMap reference{{"y", f32_tensor({2, 2}, {0.0f, 1.0f, -2.0f, 10.0f})}};
+  // Allowed: 0.03, 0.08, 0.13, 0.53.
+  const Comparison inside = compare_outputs({{"y", f32_tensor({2, 2}, {0.029f, 1.079f, -2.129f, 10.52f})}}, reference);
+  EXPECT_TRUE(inside.passed());
+  EXPECT_EQ(inside.elements, 4);
+  EXPECT_NEAR(*inside.maximum_absolute_error, 0.52, 1e-5);
+
+  const Comparison outside = compare_outputs({{"y", f32_tensor({2, 2}, {0.031f, 1.0f, -2.0f, 9.4f})}}, reference);
+  EXPECT_FALSE(outside.passed());
+  EXPECT_EQ(outside.out_of_tolerance, 2);
+  EXPECT_NEAR(*outside.maximum_absolute_error, 0.6, 1e-5);
+  // The element furthest beyond its tolerance: y[1,1], 0.07 over.
+  EXPECT_EQ(outside.worst, "y[1,1]: device 9.4 reference 10");
+}
+
+TEST(Verify, NotANumberIsNeverWithinTolerance) {
+  const graph::TensorMap reference{{"y", f32_tensor({2}, {1.0f, 2.0f})}};
+  const Comparison comparison = compare_outputs({{"y", f32_tensor({2}, {NAN, 2.0f})}}, reference);
+  EXPECT_EQ(comparison.out_of_tolerance, 1);
+  EXPECT_FALSE(comparison.maximum_absolute_error.has_value());
+  EXPECT_THAT(comparison.worst, HasSubstr("y[0]: device nan"));
+}
+
+TEST(Verify, MissingOrMistypedOutputsAreBadInput) {
+  const graph::TensorMap reference{{"y", f32_tensor({2}, {1.0f, 2.0f})}};
+  try {
+    compare_outputs({}, reference);
+    ADD_FAILURE();
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), "output 'y': the device has no such output");
+  }
+  try {
+    compare_outputs({{"y", f32_tensor({1, 2}, {1.0f, 2.0f})}}, reference);
+    ADD_FAILURE();
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), "output 'y': the device's is f32[1,2] but the reference's is f32[2]");
+  }
+}
+
+TEST(DeviceFigures, RooflineOfTheSiglipMlpIs38368CyclesPerBatchItemAndBlock) {
+  graph::MlpOptions options;
+  options.fp8_scale = 0;  // no data to look at
+  options.batch = 2;
+  options.blocks = 3;
+  const graph::Graph graph = graph::build_workload("siglip-mlp", options);
+  // 2 x 729 x 1152 x 4304 MACs / (128 x 1472) = 38,367.9 per batch item and block.
+  const double per_item = 7229067264.0 / (128 * 1472);
+  EXPECT_EQ(std::lround(per_item), 38368);
+  EXPECT_NEAR(roofline_cycles(graph, ipu21()), per_item * 2 * 3, 1e-6);
+  EXPECT_EQ(dominant_precision(graph), AmpPrecision::Fp8);
+  // Four times fewer tiles, four times the bound; FP16 takes twice the FP8 cycles.
+  EXPECT_NEAR(roofline_cycles(graph, ipu21_cut(368)), 4 * per_item * 2 * 3, 1e-6);
+  options.precision = graph::Precision::Fp16;
+  options.fp8_scale.reset();
+  const graph::Graph fp16 = graph::build_workload("siglip-mlp", options);
+  EXPECT_NEAR(roofline_cycles(fp16, ipu21()), 2 * per_item * 2 * 3, 1e-6);
+  EXPECT_EQ(dominant_precision(fp16), AmpPrecision::Fp16);
+}
+
+TEST(DeviceFigures, BindingBytesCountEveryReplicatedCopy) {
+  package::Package package;
+  const graph::TensorType w{{4, 8}, StorageType{ElementType::F16, 0}};
+  package::Binding weights{"W", package::BindingRole::Parameter, w, {}};
+  // The whole tensor on two tiles, plus its first row on a third.
+  weights.pieces.push_back({0, 0x80000, {0, 0}, {4, 8}, {8, 1}});
+  weights.pieces.push_back({1, 0x80000, {0, 0}, {4, 8}, {8, 1}});
+  weights.pieces.push_back({2, 0x80000, {0, 0}, {1, 8}, {8, 1}});
+  package::Binding input{"x", package::BindingRole::Input, graph::TensorType{{16}, StorageType{ElementType::F143, -3}}, {}};
+  input.pieces.push_back({0, 0x90000, {0}, {16}, {1}});
+  package.bindings = {weights, input};
+  EXPECT_EQ(binding_bytes(package, package::BindingRole::Parameter), 2 * 64 + 16);
+  EXPECT_EQ(binding_bytes(package, package::BindingRole::Input), 16);
+  EXPECT_EQ(binding_bytes(package, package::BindingRole::Output), 0);
+
+  package.tiles.resize(3);
+  package.tiles[1].peak_bytes = 5000;
+  package.tiles[2].peak_bytes = 300;
+  EXPECT_EQ(peak_tile_bytes(package), 5000u);
+}
+
+}  // namespace
+}  // namespace tilec::bench

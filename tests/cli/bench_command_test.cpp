@@ -1,0 +1,140 @@
+// `tilec bench`, run as a user would, on tiny grids of a 16-tile chip: the
+// report files in the reference schema, resuming a stopped sweep,
+// comparing with the reference report, bad flags.
+#include "support/duration.h"
+#include "tilec_process.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+
+namespace tilec::cli_testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kTinyWorkload = "bench --workload mlp --tokens 40 --width 32 --hidden 64 --tiles 16 --no-profiles";
+const std::string kTinyGrid = kTinyWorkload + " --batches 1,2 --budgets default,4";
+
+// The reference sweep lives in the shared folder beside the repository (or
+// beside the folder of worktrees holding it).
+std::string reference_report() {
+  for (std::filesystem::path folder = TILEC_SOURCE_DIR; folder.has_relative_path(); folder = folder.parent_path()) {
+    const std::filesystem::path file = folder.parent_path() / "shared/reference/seed-sweep.json";
+    if (std::filesystem::exists(file)) return file.string();
+  }
+  return std::string(TILEC_SOURCE_DIR) + "/../shared/reference/seed-sweep.json";
+}
+
+std::set<std::string> keys_of(const nlohmann::json& object) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.insert(key);
+  return keys;
+}
+
+TEST(BenchCommand, ReportHasTheReferenceSchema) {
+  const std::string out = fresh_directory("bench_schema");
+  const TilecRun run = run_tilec(kTinyGrid + " --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(file_text(out + "/report.json"));
+  const nlohmann::json reference = nlohmann::json::parse(file_text(reference_report()));
+  ASSERT_EQ(report.size(), 4u);
+  std::set<std::string> statuses;
+  for (const nlohmann::json& ours : report) {
+    statuses.insert(ours["status"].get<std::string>());
+    const std::set<std::string> our_keys = keys_of(ours);
+    // Every key of every reference case, whatever its status.
+    for (const nlohmann::json& theirs : reference)
+      for (const std::string& key : keys_of(theirs)) EXPECT_TRUE(our_keys.count(key)) << ours["case"] << " " << key;
+    for (const auto& [stage, text] : ours["stages"].items())
+      EXPECT_TRUE(parse_duration(text.get<std::string>()).has_value()) << stage << " " << text;
+  }
+  EXPECT_EQ(statuses, (std::set<std::string>{"pass", "planner-rejected"}));
+  EXPECT_EQ(report[0]["case"], "fp8-b1-n1-default");
+  EXPECT_EQ(report[3]["case"], "fp8-b2-n1-4k");
+  EXPECT_EQ(report[3]["returncode"], 1);
+  EXPECT_THAT(report[3]["diagnostic"].back().get<std::string>(), StartsWith("compile: no plan fits"));
+
+  const std::string markdown = file_text(out + "/report.md");
+  EXPECT_THAT(markdown, HasSubstr("| fp8-b1-n1-default | pass | "));
+  EXPECT_THAT(run.out, HasSubstr("| fp8-b2-n1-4k | planner-rejected | "));
+  EXPECT_THAT(run.out, HasSubstr("4 cases: 4 run, 0 kept from an earlier sweep; "));
+  // Progress on stderr, a few lines per case.
+  EXPECT_THAT(run.err, HasSubstr("bench [1/4] fp8-b1-n1-default: compile (+"));
+  EXPECT_THAT(run.err, HasSubstr("bench [4/4] fp8-b2-n1-4k: planner-rejected"));
+  EXPECT_LE(std::count(run.err.begin(), run.err.end(), '\n'), 16);
+}
+
+TEST(BenchCommand, WritesAProfilePagePerPassingCase) {
+  const std::string out = fresh_directory("bench_profiles");
+  const TilecRun run = run_tilec(
+      "bench --workload mlp --tokens 40 --width 32 --hidden 64 --tiles 16 --batches 1 --budgets default,4 --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(std::filesystem::exists(out + "/fp8-b1-n1-default/profile.html"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/fp8-b1-n1-4k/profile.html"));
+  EXPECT_THAT(run.out, HasSubstr("| [fp8-b1-n1-default](fp8-b1-n1-default/profile.html) | pass |"));
+  EXPECT_THAT(run.err, HasSubstr("bench [1/2] fp8-b1-n1-default: profile (+"));
+  const TilecRun query = run_tilec("profile query " + out + "/fp8-b1-n1-default/profile.tprof");
+  EXPECT_EQ(query.exit_code, 0) << query.err;
+}
+
+TEST(BenchCommand, StoppedSweepResumesWithoutRedoingFinishedCases) {
+  const std::string out = fresh_directory("bench_resume");
+  // What a sweep stopped after its first case leaves: that case's file.
+  ASSERT_EQ(run_tilec(kTinyWorkload + " --batches 1 --budgets default --out " + out).exit_code, 0);
+  const std::string finished = file_text(out + "/fp8-b1-n1-default/case.json");
+  std::filesystem::remove(out + "/report.json");
+  const TilecRun resumed = run_tilec(kTinyGrid + " --out " + out);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_THAT(resumed.out, HasSubstr("4 cases: 3 run, 1 kept from an earlier sweep; "));
+  EXPECT_THAT(resumed.err, HasSubstr("bench [1/4] fp8-b1-n1-default: finished earlier (pass"));
+  EXPECT_EQ(file_text(out + "/fp8-b1-n1-default/case.json"), finished);
+  const nlohmann::json report = nlohmann::json::parse(file_text(out + "/report.json"));
+  ASSERT_EQ(report.size(), 4u);
+  EXPECT_EQ(report[0], nlohmann::json::parse(finished));
+  // --force runs it again.
+  const TilecRun forced = run_tilec(kTinyGrid + " --out " + out + " --force --quiet");
+  EXPECT_THAT(forced.out, HasSubstr("4 cases: 4 run, 0 kept"));
+  EXPECT_EQ(forced.err, "");
+}
+
+TEST(BenchCommand, ComparesWithTheReferenceReport) {
+  const std::string out = fresh_directory("bench_compare");
+  const TilecRun run = run_tilec(kTinyGrid + " --quiet --out " + out + " --compare " + reference_report());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("| case | old status | new status | old cycles | new cycles | cycles new/old |"));
+  // The tiny case has the name of the reference's first case: side by side.
+  EXPECT_THAT(run.out, HasSubstr("| fp8-b1-n1-default | pass | pass | 225,672 | "));
+  EXPECT_THAT(run.out, HasSubstr("| fp8-b2-n1-4k | - | planner-rejected | - | - |  |"));
+  EXPECT_THAT(run.out, HasSubstr("only in old: "));
+}
+
+TEST(BenchCommand, BadFlagsExitTwoBeforeRunning) {
+  const std::string out = fresh_directory("bench_flags");
+  const auto expect_error = [&](const std::string& flags, const std::string& message) {
+    const TilecRun run = run_tilec(kTinyGrid + " --out " + out + " " + flags);
+    EXPECT_EQ(run.exit_code, 2) << flags;
+    EXPECT_EQ(run.err, "tilec: error: " + message + "\n") << flags;
+    EXPECT_EQ(run.out, "");
+  };
+  expect_error("--batches 1,0", "--batches 0: must be an integer >= 1");
+  expect_error("--precisions fp8,fp7", "--precisions fp7: must be fp8, fp16 or fp32");
+  expect_error("--budgets 64,huge", "--budgets huge: must be an integer >= 0");
+  expect_error("--jobs 0", "--jobs 0: must be an integer >= 1");
+  expect_error("--target ipu21:8", "--tiles: give --tiles or --target, not both");
+  expect_error("--compare " + out + "/none.json", out + "/none.json: cannot open");
+  EXPECT_FALSE(std::filesystem::exists(out + "/report.json"));
+  const TilecRun no_tiles = run_tilec("bench --tiles 0 --out " + out);
+  EXPECT_EQ(no_tiles.exit_code, 2);
+  EXPECT_EQ(no_tiles.err, "tilec: error: --tiles 0: must be an integer from 1 to 1472\n");
+  const TilecRun siglip = run_tilec("bench --workload siglip-mlp --tokens 5 --out " + out);
+  EXPECT_EQ(siglip.exit_code, 2);
+  EXPECT_THAT(siglip.err, StartsWith("tilec: error: workload 'siglip-mlp'"));
+}
+
+}  // namespace
+}  // namespace tilec::cli_testing

@@ -1,0 +1,94 @@
+// `tilec compile`, run as a user would: packages written, summaries, the
+// planner's diagnostic, bad input.
+#include "graph/json_format.h"
+#include "graph/workloads.h"
+#include "package/package_file.h"
+#include "support/duration.h"
+#include "tilec_process.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace tilec::cli_testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kSmallMlp = "--workload mlp --tokens 40 --width 32 --hidden 64 --target ipu21:16";
+
+void expect_one_line_error(const TilecRun& run, int exit_code, const std::string& expected) {
+  EXPECT_EQ(run.exit_code, exit_code);
+  EXPECT_EQ(run.err, "tilec: error: " + expected + "\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(CompileCommand, WritesAPackageAndSummarises) {
+  const std::string dir = fresh_directory("compile_writes");
+  const TilecRun run = run_tilec("compile " + kSmallMlp + " -o " + dir + "/model.tpk");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("compiled fp8-b1-n1-default: mlp 40x32x64 for ipu21:16 in "));
+  EXPECT_THAT(run.out, HasSubstr("\n  plan      "));
+  EXPECT_THAT(run.out, HasSubstr(" bytes per tile of a budget of 638,976\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  package   " + dir + "/model.tpk, "));
+  const package::Package package = package::read_package(dir + "/model.tpk");
+  EXPECT_EQ(package.target, "ipu21:16");
+  EXPECT_EQ(package.tiles.size(), 16u);
+  EXPECT_EQ(run.err, "");
+}
+
+TEST(CompileCommand, JsonSummaryHasPlanEstimatePeakStagesAndSize) {
+  const std::string dir = fresh_directory("compile_json");
+  const TilecRun run = run_tilec("compile " + kSmallMlp + " --budget-kib 12 --json -o " + dir + "/model.tpk");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json summary = nlohmann::json::parse(run.out);
+  EXPECT_EQ(summary["case"], "fp8-b1-n1-12k");
+  EXPECT_EQ(summary["budget_kib"], 12);
+  EXPECT_FALSE(summary["plan"].get<std::string>().empty());
+  EXPECT_GT(summary["estimatedCycles"].get<double>(), 0);
+  EXPECT_LE(summary["peakTileBytes"].get<std::uint32_t>(), 12u * 1024);
+  EXPECT_EQ(summary["packageBytes"].get<std::uintmax_t>(), std::filesystem::file_size(dir + "/model.tpk"));
+  EXPECT_EQ(summary["stages"].size(), 17u);
+  for (const auto& [stage, text] : summary["stages"].items())
+    EXPECT_TRUE(parse_duration(text.get<std::string>()).has_value()) << stage;
+  EXPECT_EQ(summary["inputBytes"], 40 * 32);
+}
+
+TEST(CompileCommand, CompilesAGraphFile) {
+  const std::string dir = fresh_directory("compile_graph");
+  graph::save_graph_file(dir + "/mlp.json", graph::build_workload("mlp", graph::MlpOptions{}));
+  const TilecRun run = run_tilec("compile " + dir + "/mlp.json --target ipu21:16 --budget-kib 64 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json summary = nlohmann::json::parse(run.out);
+  EXPECT_EQ(summary["case"], "mlp-64k");
+  EXPECT_EQ(summary["package"], nullptr);
+  EXPECT_GT(summary["packageBytes"].get<int>(), 0);
+}
+
+TEST(CompileCommand, NoFittingPlanIsTheCompilersOneLineDiagnostic) {
+  const TilecRun run = run_tilec("compile " + kSmallMlp + " --budget-kib 4");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, StartsWith("tilec: error: compile: no plan fits the budget of 4096 bytes per tile: "));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(CompileCommand, BadInputIsOneLine) {
+  expect_one_line_error(run_tilec("compile " + kSmallMlp + " --budget-kib x"), 2,
+                        "--budget-kib x: must be an integer >= 0");
+  expect_one_line_error(run_tilec("compile " + kSmallMlp + " --budget-kib 625"), 2,
+                        "--budget-kib 625: is more than a tile's 624 KiB");
+  expect_one_line_error(run_tilec("compile --workload mlp --target ipu22"), 2,
+                        "target: unknown target 'ipu22' (expected 'ipu21' or 'ipu21:N')");
+  expect_one_line_error(run_tilec("compile"), 2, "compile: give a GRAPH file or --workload NAME (one of them)");
+  expect_one_line_error(run_tilec("compile g.json --workload mlp"), 2,
+                        "compile: give a GRAPH file or --workload NAME (one of them)");
+  const TilecRun missing = run_tilec("compile /nonexistent/g.json");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, StartsWith("tilec: error: /nonexistent/g.json"));
+}
+
+}  // namespace
+}  // namespace tilec::cli_testing

@@ -1,0 +1,192 @@
+// `tilec run`, run as a user would: built-in data or .npy files, compiled
+// or from a package; the report object; exit codes 0, 1 and 2.
+#include "graph/json_format.h"
+#include "graph/npy.h"
+#include "graph/workloads.h"
+#include "tilec_process.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace tilec::cli_testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kSmallMlp = "--workload mlp --tokens 40 --width 32 --hidden 64";
+
+void expect_one_line(const TilecRun& run, int exit_code, const std::string& start) {
+  EXPECT_EQ(run.exit_code, exit_code);
+  EXPECT_THAT(run.err, StartsWith("tilec: error: " + start));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+// y = gelu(x W1) W2 in FP16, with W1 and W2 both [256, 256]; `swapped`
+// multiplies by W2 first instead: same inputs, other numbers.
+std::string square_mlp(bool swapped) {
+  const std::string first = swapped ? "W2" : "W1", second = swapped ? "W1" : "W2";
+  return R"({"format": "tilec-graph", "version": 1,
+  "inputs": [{"name": "x", "type": "f16", "shape": [1, 8, 256]}],
+  "parameters": [{"name": "W1", "type": "f16", "shape": [256, 256]}, {"name": "W2", "type": "f16", "shape": [256, 256]}],
+  "ops": [{"op": "gemm", "name": "gemm1", "a": "x", "b": ")" + first + R"(", "type": "f16"},
+          {"op": "gelu", "name": "gelu", "x": "gemm1", "approximation": "tanh", "type": "f16"},
+          {"op": "gemm", "name": "gemm2", "a": "gelu", "b": ")" + second + R"(", "type": "f16"}],
+  "outputs": [{"name": "y", "value": "gemm2"}]})";
+}
+
+// A graph file and a directory of its inputs and parameters.
+std::string graph_with_data(const std::string& name, bool swapped = false) {
+  const std::string dir = fresh_directory(name);
+  write_file(dir + "/graph.json", square_mlp(swapped));
+  const graph::Graph graph = graph::load_graph_file(dir + "/graph.json");
+  graph::TensorMap data = graph::generate_data(graph, 0);
+  graph::write_tensor_dir(dir, {{"x", data.at("x")}}, graph::TensorRole::Input);
+  graph::write_tensor_dir(dir, {{"W1", data.at("W1")}, {"W2", data.at("W2")}}, graph::TensorRole::Parameter);
+  return dir;
+}
+
+TEST(RunCommand, JsonIsOneCaseOfTheReportWithTheRunsFigures) {
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  for (const char* key : {"case", "batch", "blocks", "precision", "budget_kib", "status", "returncode", "wall_seconds",
+                          "stages", "cycles", "maximumAbsoluteError", "weightBytes", "inputBytes", "diagnostic",
+                          "renderer_cycles", "estimatedCycles", "efficiency", "peakTileBytes", "packageBytes",
+                          "simulateSeconds", "compileSeconds"})
+    EXPECT_TRUE(report.contains(key)) << key;
+  EXPECT_EQ(report["case"], "fp8-b1-n1-default");
+  EXPECT_EQ(report["status"], "pass");
+  EXPECT_EQ(report["returncode"], 0);
+  EXPECT_LE(report["maximumAbsoluteError"].get<double>(), 0.03);
+  // 40 x 32 x 64 x 2 MACs at 128 FP8 MACs per tile per cycle on 16 tiles.
+  EXPECT_NEAR(report["efficiency"].get<double>(), 40.0 * 32 * 64 * 2 / (128 * 16) / report["cycles"].get<double>(),
+              1e-12);
+  EXPECT_EQ(report["inputBytes"], 40 * 32);
+  EXPECT_EQ(run.err, "");
+}
+
+TEST(RunCommand, SummaryAndOutputs) {
+  const std::string dir = fresh_directory("run_outputs");
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --outputs " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("run fp8-b1-n1-default: mlp 40x32x64 on ipu21:16\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  simulate  "));
+  EXPECT_THAT(run.out, HasSubstr("every element within 0.03 + 0.05 x |reference|\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  status    pass in "));
+  const graph::Tensor y = graph::read_npy_as_stored(dir + "/y.npy");
+  EXPECT_EQ(y.type.shape, (graph::Shape{1, 40, 32}));
+}
+
+TEST(RunCommand, WritesTheProfileOfAPassingRun) {
+  const std::string dir = fresh_directory("run_profile");
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --json --profile " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["profile"], dir + "/profile.html");
+  EXPECT_THAT(file_text(dir + "/profile.html"), StartsWith("<!DOCTYPE html>"));
+  const TilecRun query = run_tilec("profile query --json " + dir + "/profile.tprof");
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  EXPECT_EQ(nlohmann::json::parse(query.out)["cycles"], report["cycles"]);
+}
+
+TEST(RunCommand, RunsAPackageOnNpyData) {
+  const std::string dir = graph_with_data("run_package");
+  ASSERT_EQ(run_tilec("compile " + dir + "/graph.json --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
+  const TilecRun compiled = run_tilec("run " + dir + "/graph.json --inputs " + dir + " --target ipu21:16 --json");
+  const TilecRun packaged = run_tilec("run " + dir + "/graph.json --inputs " + dir + " --package " + dir + "/model.tpk --json");
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  ASSERT_EQ(packaged.exit_code, 0) << packaged.err;
+  const nlohmann::json a = nlohmann::json::parse(compiled.out), b = nlohmann::json::parse(packaged.out);
+  EXPECT_EQ(a["cycles"], b["cycles"]);
+  EXPECT_EQ(a["maximumAbsoluteError"], b["maximumAbsoluteError"]);
+  EXPECT_EQ(b["target"], "ipu21:16");
+  EXPECT_EQ(b["stages"].size(), 0u);  // nothing compiled
+  EXPECT_EQ(b["compileSeconds"], nullptr);
+  EXPECT_EQ(a["estimatedCycles"], b["estimatedCycles"]);  // from the package's compile info
+}
+
+TEST(RunCommand, WrongNumbersExitOne) {
+  // The package computes gelu(x W1) W2; the graph says gelu(x W2) W1.
+  const std::string dir = graph_with_data("run_wrong", true);
+  write_file(dir + "/original.json", square_mlp(false));
+  ASSERT_EQ(run_tilec("compile " + dir + "/original.json --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
+  const TilecRun run = run_tilec("run " + dir + "/graph.json --inputs " + dir + " --package " + dir + "/model.tpk --json");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, StartsWith("tilec: error: graph-default: "));
+  EXPECT_THAT(run.err, HasSubstr(" of 2,048 output elements out of tolerance"));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["status"], "failed");
+  EXPECT_EQ(report["returncode"], 1);
+  EXPECT_GT(report["outOfTolerance"].get<int>(), 0);
+}
+
+TEST(RunCommand, NoFittingPlanExitsOneWithItsReport) {
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --budget-kib 4 --json");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, StartsWith("tilec: error: compile: no plan fits the budget of 4096 bytes per tile"));
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["status"], "planner-rejected");
+  EXPECT_EQ(report["case"], "fp8-b1-n1-4k");
+  EXPECT_THAT(report["diagnostic"].back().get<std::string>(), StartsWith("compile: no plan fits"));
+}
+
+TEST(RunCommand, CorruptedPackageExitsTwo) {
+  const std::string dir = fresh_directory("run_corrupt");
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
+  std::string bytes = file_text(dir + "/model.tpk");
+  bytes[bytes.size() / 2] ^= 0x5a;
+  write_file(dir + "/model.tpk", bytes);
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --package " + dir + "/model.tpk");
+  expect_one_line(run, 2, dir + "/model.tpk: ");
+  EXPECT_EQ(run.out, "");
+  expect_one_line(run_tilec("run " + kSmallMlp + " --package " + dir + "/none.tpk"), 2,
+                  dir + "/none.tpk: cannot open");
+}
+
+TEST(RunCommand, MissingInputFileExitsTwo) {
+  const std::string dir = graph_with_data("run_missing");
+  std::filesystem::remove(dir + "/W2.npy");
+  const TilecRun run = run_tilec("run " + dir + "/graph.json --inputs " + dir + " --target ipu21:16");
+  expect_one_line(run, 2, dir + ": no file 'W2.npy' for tensor 'W2'");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(RunCommand, MismatchedNpyShapeExitsTwo) {
+  const std::string dir = graph_with_data("run_shape");
+  std::filesystem::remove(dir + "/manifest.json");
+  const graph::TensorType wrong{{1, 8, 128}, StorageType{ElementType::F16, 0}};
+  graph::write_npy(dir + "/x.npy", graph::Tensor::zeros(wrong));
+  const TilecRun run = run_tilec("run " + dir + "/graph.json --inputs " + dir + " --target ipu21:16");
+  expect_one_line(run, 2, dir + "/x.npy: ");
+  EXPECT_THAT(run.err, HasSubstr("shape"));
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(RunCommand, UsageErrorsExitTwo) {
+  expect_one_line(run_tilec("run"), 2, "run: give a GRAPH file or --workload NAME (one of them)");
+  expect_one_line(run_tilec("run g.json"), 2, "--inputs: a GRAPH file needs --inputs DIR");
+  expect_one_line(run_tilec("run --workload mlp --package p.tpk --budget-kib 8"), 2,
+                  "--budget-kib: applies when compiling, not to --package");
+}
+
+// The one full-chip test: the reference's first case, on the chip it names.
+TEST(RunCommand, SiglipBatchOneOnTheFullChip) {
+  const TilecRun run = run_tilec("run --workload siglip-mlp --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["status"], "pass");
+  EXPECT_EQ(report["target"], "ipu21");
+  EXPECT_EQ(report["inputBytes"], 839808);  // x stored once, FP8
+  EXPECT_LE(report["maximumAbsoluteError"].get<double>(), 0.03);
+  // Efficiency: 38,368 cycles per batch item at the roofline (workload.md).
+  EXPECT_NEAR(report["efficiency"].get<double>() * report["cycles"].get<double>(), 38368.0, 0.5);
+  EXPECT_LT(report["cycles"].get<double>(), 225672);  // the reference's cycles
+}
+
+}  // namespace
+}  // namespace tilec::cli_testing
