@@ -24,12 +24,9 @@ namespace tilec::bench {
 
 namespace {
 
-// The compiler reports "no plan fits the budget ..." as a Failure of
-// `compile`; any other failure of the compiler is an error of the case.
-bool is_planner_rejection(const Error& error) {
-  return error.kind() == ErrorKind::Failure && error.where() == "compile" &&
-         error.message().rfind("no plan fits", 0) == 0;
-}
+// A planner rejection is a result of the case; any other failure of the
+// compiler is an error.
+bool is_planner_rejection(const Error& error) { return dynamic_cast<const compiler::NoPlanFits*>(&error) != nullptr; }
 
 // What ran, one line per span, in the order they ended: the diagnostic of a
 // case that did not pass.

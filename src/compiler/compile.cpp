@@ -96,10 +96,10 @@ class Driver {
     }
     // Nothing tried: measure the smallest plan, to say what fills a tile.
     if (attempts == 0 && search.smallest) attempt(*search.smallest, machine);
-    throw_failure("compile", "no plan fits the budget of {} bytes per tile: the smallest peak any plan reached is {} bytes "
-                  "on tile 0 ({}; {}) with {}; budget {} bytes",
-                  budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why, best_rejection_.plan,
-                  budget);
+    throw NoPlanFits(fmt::format("no plan fits the budget of {} bytes per tile: the smallest peak any plan reached is "
+                                 "{} bytes on tile 0 ({}; {}) with {}; budget {} bytes",
+                                 budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why,
+                                 best_rejection_.plan, budget));
   }
 
  private:

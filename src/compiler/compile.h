@@ -9,6 +9,7 @@
 #pragma once
 
 #include "compiler/options.h"
+#include "support/error.h"
 #include "graph/graph.h"
 #include "package/package.h"
 
@@ -28,6 +29,14 @@ constexpr std::array<std::string_view, 17> kStages{
     "plan_kernels",          "compile_kernels",  "link_runtime",
     "size_tile_code",        "place_storage",    "lower_exchanges",
     "prepare_tile_code",     "emit_tile_code",   "build_tile_images"};
+
+// No plan fits the budget: a Failure (exit 1) whose message is the
+// diagnostic (the smallest peak any plan reached, on which tile, what filled
+// it, the budget).
+class NoPlanFits : public Error {
+ public:
+  explicit NoPlanFits(std::string message) : Error(ErrorKind::Failure, "compile", std::move(message)) {}
+};
 
 struct CompileResult {
   package::Package package;
