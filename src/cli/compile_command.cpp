@@ -31,6 +31,8 @@ struct CompileFlags {
   TargetFlags target;
   std::string output;
   bool json = false;
+  std::string dump_after;
+  int max_k_parts = 0;
 };
 
 struct Compiled {
@@ -79,7 +81,9 @@ void print_json(const GraphSource& source, const compiler::CompileOptions& optio
 }
 
 void compile_graph(const CLI::App& command, const CompileFlags& flags) {
-  const compiler::CompileOptions options = compile_options(flags.target);
+  compiler::CompileOptions options = compile_options(flags.target);
+  options.dump_after = flags.dump_after;
+  if (flags.max_k_parts > 0) options.max_k_parts = flags.max_k_parts;
   const GraphSource source =
       load_graph_source(command, flags.graph_file, flags.workload, "", false, options.budget_bytes / 1024);
   Compiled compiled;
@@ -103,6 +107,11 @@ void compile_graph(const CLI::App& command, const CompileFlags& flags) {
     package::write_package(compiled.result.package, flags.output);
     compiled.package_bytes = std::filesystem::file_size(flags.output);
   }
+  if (!flags.dump_after.empty()) {
+    // The IR as the stage left it, instead of the summary.
+    fmt::print("{}", compiled.result.dump);
+    return;
+  }
   if (flags.json)
     print_json(source, options, compiled, flags.output);
   else
@@ -120,6 +129,14 @@ void add_compile_command(CLI::App& app) {
   add_target_flags(*command, flags->target);
   command->add_option("-o,--output", flags->output, "Write the package to FILE")->type_name("FILE");
   command->add_flag("--json", flags->json, "Print the summary as one JSON object");
+  command->add_option("--dump-after", flags->dump_after,
+                      "Print the compiler's IR as the stage STAGE left it (the stage names of docs/architecture.md)")
+      ->type_name("STAGE");
+  command->add_option("--max-k-parts", flags->max_k_parts,
+                      "The most K parts a GEMM may split its sums over; 1 makes results bit-identical to the host "
+                      "reference (default: the planner's choice)")
+      ->check(CLI::Range(1, 64))
+      ->type_name("N");
   command->callback([command, flags] { compile_graph(*command, *flags); });
 }
 

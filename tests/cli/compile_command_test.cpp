@@ -92,3 +92,33 @@ TEST(CompileCommand, BadInputIsOneLine) {
 
 }  // namespace
 }  // namespace tilec::cli_testing
+
+namespace tilec::cli_testing {
+namespace {
+
+TEST(CompileCommand, DumpsTheIrAfterAStage) {
+  const TilecRun mid = run_tilec("compile " + kSmallMlp + " --dump-after construct_mid");
+  ASSERT_EQ(mid.exit_code, 0) << mid.err;
+  EXPECT_THAT(mid.out, StartsWith("mid: "));
+  EXPECT_THAT(mid.out, HasSubstr(" gemm gemm1 "));
+  const TilecRun code = run_tilec("compile " + kSmallMlp + " --dump-after emit_tile_code");
+  ASSERT_EQ(code.exit_code, 0) << code.err;
+  EXPECT_THAT(code.out, HasSubstr("halt"));
+  const TilecRun wrong = run_tilec("compile " + kSmallMlp + " --dump-after no_such_stage");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_THAT(wrong.err, StartsWith("tilec: error: --dump-after: unknown stage 'no_such_stage' (the stages are "));
+}
+
+TEST(CompileCommand, OneKPartKeepsEverySumInOneAccumulator) {
+  const TilecRun run = run_tilec("compile " + kSmallMlp + " --max-k-parts 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json summary = nlohmann::json::parse(run.out);
+  const std::string plan = summary["plan"];
+  EXPECT_THAT(plan, HasSubstr("gemm1 "));
+  for (std::size_t at = plan.find('x'); at != std::string::npos; at = plan.find('x', at + 1))
+    if (std::isdigit(static_cast<unsigned char>(plan[at - 1]))) EXPECT_EQ(plan[at + 1], '1') << plan;
+  EXPECT_EQ(run_tilec("compile " + kSmallMlp + " --max-k-parts 0").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace tilec::cli_testing
