@@ -1,5 +1,6 @@
 #include "bench/case_report.h"
 
+#include "support/number_text.h"
 #include "support/duration.h"
 #include "support/error.h"
 
@@ -72,15 +73,6 @@ std::string cycles_text(const std::optional<std::uint64_t>& cycles) {
 
 }  // namespace
 
-std::string grouped(std::uint64_t number) {
-  const std::string digits = std::to_string(number);
-  std::string text;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
-    text += digits[i];
-  }
-  return text;
-}
 
 ordered_json case_json(const CaseReport& report) {
   ordered_json json;

@@ -79,7 +79,5 @@ std::string report_markdown(const std::vector<CaseReport>& cases, const std::str
 std::string compare_markdown(const std::vector<CaseReport>& old_cases, const std::vector<CaseReport>& new_cases,
                              const std::string& old_title, const std::string& new_title);
 
-// "1,234,567".
-std::string grouped(std::uint64_t number);
 
 }  // namespace tilec::bench

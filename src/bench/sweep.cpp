@@ -1,3 +1,4 @@
+#include "support/number_text.h"
 #include "bench/sweep.h"
 
 #include "bench/run_case.h"

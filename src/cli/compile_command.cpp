@@ -3,6 +3,7 @@
 // Prints the plan, the estimated cycles, the peak per-tile bytes, the
 // stage times and the package's size (--json: one object). When no plan
 // fits, the compiler's one-line diagnostic is the error (exit 1).
+#include "support/number_text.h"
 #include "bench/case_report.h"
 #include "bench/device_figures.h"
 #include "bench/run_case.h"
@@ -47,10 +48,10 @@ void print_summary(const GraphSource& source, const compiler::CompileOptions& op
   fmt::print("compiled {}: {} for {} in {}\n", source.identity.name, source.identity.workload,
              options.machine.name, format_duration(compiled.seconds));
   fmt::print("  plan      {}\n", compiled.result.plan);
-  fmt::print("  estimate  {} cycles\n", bench::grouped(static_cast<std::uint64_t>(compiled.result.estimated_cycles)));
-  fmt::print("  memory    peak {} bytes per tile of a budget of {}\n", bench::grouped(compiled.result.peak_bytes),
-             bench::grouped(options.budget()));
-  fmt::print("  package   {}{} bytes\n", output.empty() ? "" : output + ", ", bench::grouped(compiled.package_bytes));
+  fmt::print("  estimate  {} cycles\n", grouped(static_cast<std::uint64_t>(compiled.result.estimated_cycles)));
+  fmt::print("  memory    peak {} bytes per tile of a budget of {}\n", grouped(compiled.result.peak_bytes),
+             grouped(options.budget()));
+  fmt::print("  package   {}{} bytes\n", output.empty() ? "" : output + ", ", grouped(compiled.package_bytes));
   std::string stages;
   for (const auto& [stage, seconds] : compiled.stages)
     if (seconds >= 0.1 * compiled.seconds)

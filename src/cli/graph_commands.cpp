@@ -1,7 +1,7 @@
 // `tilec graph check FILE`, `tilec graph show FILE|--workload NAME`,
 // `tilec graph workloads`.
 #include "cli/commands.h"
-#include "cli/number_text.h"
+#include "support/number_text.h"
 #include "cli/workload_flags.h"
 #include "graph/cost.h"
 #include "graph/json_format.h"

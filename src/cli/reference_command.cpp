@@ -2,7 +2,7 @@
 // interpreter (graph/reference.h), prints a summary, and can dump every
 // input, parameter and output as .npy files with a manifest.
 #include "cli/commands.h"
-#include "cli/number_text.h"
+#include "support/number_text.h"
 #include "cli/workload_flags.h"
 #include "graph/cost.h"
 #include "graph/json_format.h"

@@ -4,6 +4,7 @@
 // with --json one case object of the sweep report's schema. Exit 0 when
 // every output element is within tolerance; 1 when no plan fits, the
 // simulator faults or the numbers are out of tolerance; 2 for bad input.
+#include "support/number_text.h"
 #include "bench/case_report.h"
 #include "bench/run_case.h"
 #include "bench/workload_data.h"
@@ -45,14 +46,14 @@ void print_summary(const bench::CaseReport& report) {
     fmt::print("  compile   {}{}\n", format_duration(*report.compile_seconds), stages.empty() ? "" : " (" + stages + ")");
   }
   if (report.estimated_cycles)
-    fmt::print("  estimate  {} cycles\n", bench::grouped(static_cast<std::uint64_t>(*report.estimated_cycles)));
+    fmt::print("  estimate  {} cycles\n", grouped(static_cast<std::uint64_t>(*report.estimated_cycles)));
   if (report.peak_tile_bytes)
     fmt::print("  memory    peak {} bytes per tile; weights {} bytes, inputs {} bytes on the device; package {} "
                "bytes\n",
-               bench::grouped(*report.peak_tile_bytes), bench::grouped(report.weight_bytes.value_or(0)),
-               bench::grouped(report.input_bytes.value_or(0)), bench::grouped(report.package_bytes.value_or(0)));
+               grouped(*report.peak_tile_bytes), grouped(report.weight_bytes.value_or(0)),
+               grouped(report.input_bytes.value_or(0)), grouped(report.package_bytes.value_or(0)));
   if (report.cycles)
-    fmt::print("  simulate  {} cycles{} in {}\n", bench::grouped(*report.cycles),
+    fmt::print("  simulate  {} cycles{} in {}\n", grouped(*report.cycles),
                report.efficiency ? fmt::format(" ({:.1f}% of the roofline)", *report.efficiency * 100) : "",
                format_duration(report.simulate_seconds.value_or(0)));
   if (report.out_of_tolerance)
@@ -61,7 +62,7 @@ void print_summary(const bench::CaseReport& report) {
                *report.out_of_tolerance == 0
                    ? std::string("every element within 0.03 + 0.05 x |reference|")
                    : fmt::format("{} elements out of tolerance",
-                                 bench::grouped(static_cast<std::uint64_t>(*report.out_of_tolerance))));
+                                 grouped(static_cast<std::uint64_t>(*report.out_of_tolerance))));
   if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
   fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
 }

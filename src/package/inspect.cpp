@@ -18,15 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string_view role_name(BindingRole role) {
-  switch (role) {
-    case BindingRole::Input: return "input";
-    case BindingRole::Parameter: return "parameter";
-    case BindingRole::Output: return "output";
-  }
-  return "?";
-}
-
 std::string_view symbol_kind_name(SymbolKind kind) {
   switch (kind) {
     case SymbolKind::Function: return "function";
@@ -96,7 +87,7 @@ json summary_report(const Package& package, const FileFacts& file) {
   std::size_t largest_group = 0;
   for (const auto& group : package.exchange_groups) largest_group = std::max(largest_group, group.size());
   std::map<std::string, int> roles{{"input", 0}, {"parameter", 0}, {"output", 0}};
-  for (const Binding& binding : package.bindings) ++roles[std::string(role_name(binding.role))];
+  for (const Binding& binding : package.bindings) ++roles[std::string(binding_role_name(binding.role))];
 
   json compile_info = json::parse(package.compile_info, nullptr, false);
   if (compile_info.is_discarded()) compile_info = package.compile_info;
@@ -159,7 +150,7 @@ json bindings_report(const Package& package) {
       tiles.insert(piece.tile);
     }
     list.push_back({{"name", binding.name},
-                    {"role", role_name(binding.role)},
+                    {"role", binding_role_name(binding.role)},
                     {"type", type_string(binding.type)},
                     {"pieces", binding.pieces.size()},
                     {"bytes", bytes},

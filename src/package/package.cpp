@@ -9,4 +9,13 @@ Package make_empty_package(const MachineModel& model) {
   return package;
 }
 
+std::string_view binding_role_name(BindingRole role) {
+  switch (role) {
+    case BindingRole::Input: return "input";
+    case BindingRole::Parameter: return "parameter";
+    case BindingRole::Output: return "output";
+  }
+  return "?";
+}
+
 }  // namespace tilec::package

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilec::package {
@@ -72,6 +73,9 @@ struct Piece {
   std::vector<std::int64_t> size;
   std::vector<std::int64_t> strides;  // in elements
 };
+
+// "input", "parameter", "output".
+std::string_view binding_role_name(BindingRole role);
 
 struct Binding {
   std::string name;

@@ -14,15 +14,6 @@ namespace tilec::package::detail {
 
 namespace {
 
-std::string_view role_name(BindingRole role) {
-  switch (role) {
-    case BindingRole::Input: return "input";
-    case BindingRole::Parameter: return "parameter";
-    case BindingRole::Output: return "output";
-  }
-  return "?";
-}
-
 bool known_element_type(ElementType type) { return element_type_name(type) != "?"; }
 
 std::string index_text(std::int64_t flat, const graph::Shape& shape) {
@@ -166,7 +157,7 @@ void check_coverage(const std::string& where, const Binding& binding) {
         throw_bad_input(where, "element {} is in pieces {} (an {} holds each element once)",
                         index_text(already, binding.type.shape),
                         fmt::join(pieces_holding(binding, already), " and "),
-                        role_name(binding.role));
+                        binding_role_name(binding.role));
     });
   }
   for (std::size_t w = 0; w < bits.size(); ++w) {

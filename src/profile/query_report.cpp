@@ -1,5 +1,6 @@
 #include "profile/query_report.h"
 
+#include "support/number_text.h"
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -31,15 +32,6 @@ json tile_json(const TileSummary& tile) {
 
 }  // namespace
 
-std::string grouped(std::uint64_t number) {
-  const std::string digits = std::to_string(number);
-  std::string text;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
-    text += digits[i];
-  }
-  return text;
-}
 
 std::string query_text(const ProfileData& profile, const ProfileSummary& summary, std::size_t top) {
   std::string text;

@@ -17,7 +17,5 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
 // The same figures; `tiles` lists every tile, `busiest_tiles` the top ones.
 nlohmann::json query_json(const ProfileData& profile, const ProfileSummary& summary, std::size_t top);
 
-// 7229067264 -> "7,229,067,264".
-std::string grouped(std::uint64_t number);
 
 }  // namespace tilec::profile

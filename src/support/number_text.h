@@ -1,10 +1,10 @@
-// Numbers as the CLI prints them for people.
+// Numbers as tilec prints them for people.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-namespace tilec::cli {
+namespace tilec {
 
 // 7229067264 -> "7,229,067,264".
 inline std::string grouped(std::int64_t number) {
@@ -18,4 +18,4 @@ inline std::string grouped(std::int64_t number) {
   return text;
 }
 
-}  // namespace tilec::cli
+}  // namespace tilec
