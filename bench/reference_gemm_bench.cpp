@@ -1,7 +1,11 @@
 // Host reference speed on the SigLIP So400m MLP block: its two FP32 GEMMs at
 // batch 1 and 4 ([729b x 1152] x [1152 x 4304] and [729b x 4304] x [4304 x 1152]),
-// and the workload data generator filling a weight tensor.
+// the whole block on the reference interpreter, and the workload data
+// generator filling a weight tensor.
+#include "graph/cost.h"
 #include "graph/random.h"
+#include "graph/reference.h"
+#include "graph/workloads.h"
 #include "numerics/reference_ops.h"
 #include "support/parallel.h"
 
@@ -48,6 +52,20 @@ BENCHMARK(BM_MlpUpProjection)->ArgName("batch")->Arg(1)->Arg(4)->Unit(benchmark:
 BENCHMARK(BM_MlpDownProjection)->ArgName("batch")->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Seeded Gaussian data: one W1 (1152 x 4304 = 4.96M samples), and 10M.
+// The whole SigLIP MLP on the host reference interpreter, FP32, as
+// `tilec reference --workload siglip-mlp --batch N --precision fp32` runs it.
+void BM_SiglipMlpReference(benchmark::State& state) {
+  tilec::graph::MlpOptions options;
+  options.batch = state.range(0);
+  options.precision = tilec::graph::Precision::Fp32;
+  const tilec::graph::Graph graph = tilec::graph::build_workload("siglip-mlp", options);
+  const tilec::graph::TensorMap data = tilec::graph::generate_data(graph, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(tilec::graph::run_reference(graph, data));
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(tilec::graph::graph_macs(graph)),
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_SiglipMlpReference)->ArgName("batch")->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_GaussianSamples(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) benchmark::DoNotOptimize(tilec::graph::gaussian(1, "W1", count, 0.0625f));
