@@ -36,19 +36,21 @@ TEST(ReferenceNumpy, SmallFp8MlpAgrees) {
   const CheckerRun check = run_checker(dir, 1);
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_THAT(check.output, HasSubstr("gelu_f143: 0 of 4608 elements differ"));
+  EXPECT_THAT(check.output, HasSubstr("gemm2: 0 of "));
+  EXPECT_THAT(check.output, HasSubstr("y end to end: 0 of "));
 }
 
 TEST(ReferenceNumpy, TheCheckerCatchesAWrongOutput) {
   const std::string dir = fresh_directory("numpy_wrong");
   ASSERT_EQ(run_tilec("reference --workload mlp --batch 2 --dump " + dir).exit_code, 0);
-  // Move one element of y by 0.05 (more than the rounding explains at this size).
+  // Move one element of y by 0.05.
   graph::Tensor y = graph::read_npy_as_stored(dir + "/y.npy");
   std::vector<float> values = y.to_floats();
   values[7] += 0.05f + 0.05f * std::abs(values[7]);
   graph::write_npy(dir + "/y.npy", graph::Tensor::from_floats(y.type, values));
   const CheckerRun check = run_checker(dir, 1);
   EXPECT_EQ(check.exit_code, 1) << check.output;
-  EXPECT_THAT(check.output, HasSubstr("beyond tolerance 1"));
+  EXPECT_THAT(check.output, HasSubstr("y end to end: 1 of "));
 }
 
 // The acceptance run: SigLIP MLP at batch 4, every 16th token row recomputed.
@@ -62,8 +64,12 @@ TEST(ReferenceNumpy, SiglipBatch4Agrees) {
   const CheckerRun check = run_checker(dir, 16);
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_THAT(check.output, HasSubstr("checking 183 token rows"));
+  EXPECT_THAT(check.output, HasSubstr("gemm1: 0 of "));
   EXPECT_THAT(check.output, HasSubstr("gelu: 0 of "));
   EXPECT_THAT(check.output, HasSubstr("gelu_f143: 0 of "));
+  EXPECT_THAT(check.output, HasSubstr("gemm2: 0 of "));
+  // NumPy's computation agrees with tilec's reference bit for bit (max 0 < 1e-3).
+  EXPECT_THAT(check.output, HasSubstr("y end to end: 0 of "));
   std::filesystem::remove_all(dir);
 }
 

@@ -7,19 +7,14 @@ y = gelu_tanh(x W1) W2 with tilec's per-op rounding: GEMM results and GELU
 stored as FP16 and h as F143 with scale -4 at fp8 precision; fp16 and fp32
 store every result in their own type.
 
-GEMMs are summed here in float64, where FP8 products and their sums are
-exact, then rounded to float32 and to the storage type; tilec sums in FP32 in
-its own order. The two can differ by one step of the storage type in an
-element whose FP32 sum lands on the other side of a rounding boundary, and
-such a step in h (F143) moves that row of y. So the checks are:
-
+GEMMs are summed as tilec's reference defines them: for each output, the
+sequential float32 sum over k = 0, 1, ... of the products, from +0. The
+products of FP8 and FP16 values are exact in float32, so a multiply and an
+add here are the reference's fused multiply-add. The checks are then exact:
 - per op, given tilec's own operands (needs --intermediates in the dump):
-  each GEMM result within one step of its storage type (plus 1e-5 for sums
-  that cancel to near zero), GELU (with the C library's tanhf) and the F143
-  cast bit-exact;
-- end to end: fewer than 1% of y's elements differ at all, and every one is
-  within the workload's tolerance 0.03 + 0.05 |y|.
-
+  each GEMM, GELU (with the C library's tanhf) and the F143 cast bit-exact;
+- end to end: the largest difference on y below 1e-3 (it is 0 when the
+  two agree bit for bit, as they should).
 Prints the largest differences and exits 1 when a check fails.
 """
 
@@ -117,27 +112,19 @@ def load(directory):
 
 
 def gemm(a, b, element):
-    return round_to((a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32), element)
+    """Sequential float32 sums over k (vectorised over the outputs)."""
+    a = a.astype(np.float32)
+    b = b.astype(np.float32)
+    total = np.zeros((a.shape[0], b.shape[1]), dtype=np.float32)
+    for k in range(a.shape[1]):
+        total += a[:, k:k + 1] * b[k:k + 1, :]
+    return round_to(total, element)
 
-
-def step(values, element):
-    """The spacing of the storage type at each value."""
-    if element == "f16":
-        return np.spacing(np.abs(values).astype(np.float16)).astype(np.float32)
-    return np.spacing(np.abs(values).astype(np.float32))
 
 
 class Report:
     def __init__(self):
         self.failed = False
-
-    def within_one_step(self, what, ours, theirs, element):
-        difference = np.abs(ours - theirs)
-        bound = step(np.maximum(np.abs(ours), np.abs(theirs)), element) + 1e-5
-        bad = int(np.count_nonzero(difference > bound))
-        print(f"{what}: {np.count_nonzero(difference)} of {difference.size} elements differ, "
-              f"max abs difference {float(difference.max()):.3g}, beyond one step {bad}")
-        self.failed |= bad > 0
 
     def exact(self, what, ours, theirs):
         differing = int(np.count_nonzero(ours != theirs))
@@ -147,10 +134,10 @@ class Report:
     def end_to_end(self, ours, theirs):
         difference = np.abs(ours - theirs)
         differing = int(np.count_nonzero(difference))
-        beyond = int(np.count_nonzero(difference > 0.03 + 0.05 * np.abs(ours)))
+        largest = float(difference.max())
         print(f"y end to end: {differing} of {difference.size} elements differ, "
-              f"max abs difference {float(difference.max()):.3g}, beyond tolerance {beyond}")
-        self.failed |= beyond > 0 or differing > 0.01 * difference.size
+              f"max abs difference {largest:.3g}")
+        self.failed |= not largest < 1e-3
 
 
 def rows_of(tensor, stride):
@@ -181,13 +168,12 @@ def main():
         gemm1 = rows_of(steps["gemm1"][0], args.row_stride)
         gelu = rows_of(steps["gelu"][0], args.row_stride)
         gemm2_input = gelu
-        report.within_one_step("gemm1", first_gemm, gemm1, activation)
+        report.exact("gemm1", first_gemm, gemm1)
         report.exact("gelu", round_to(gelu_tanh(gemm1), activation), gelu)
         if fp8:
             gemm2_input = rows_of(steps["gelu_f143"][0], args.row_stride)
             report.exact("gelu_f143", round_to_f143(gelu, HIDDEN_FP8_SCALE), gemm2_input)
-        report.within_one_step("gemm2", gemm(gemm2_input, w2, activation),
-                               rows_of(steps["gemm2"][0], args.row_stride), activation)
+        report.exact("gemm2", gemm(gemm2_input, w2, activation), rows_of(steps["gemm2"][0], args.row_stride))
 
     h = round_to(gelu_tanh(first_gemm), activation)
     if fp8:
