@@ -78,15 +78,16 @@ class ChainBuilder {
     return it->second.index;
   }
 
-  // The step whose output is `activation`, if its epilogue may grow. Fusion
-  // never crosses a repeat's boundary: a step before the loop, or the loop
-  // body's last, must not take on work that belongs to the other side.
+  // The step whose output is `activation`, if its epilogue may grow: GEMMs
+  // and maps apply epilogues, the whole-row kernels do not. Fusion never
+  // crosses a repeat's boundary: a step before the loop, or the loop body's
+  // last, must not take on work that belongs to the other side.
   Step* fusable_producer(int activation, const std::map<graph::ValueId, int>& uses, graph::ValueId value) {
     auto use = uses.find(value);
     if (use == uses.end() || use->second != 1 || chain_.steps.empty()) return nullptr;
     if (static_cast<int>(chain_.steps.size()) <= fusion_barrier_) return nullptr;
     Step& last = chain_.steps.back();
-    if (last.output != activation || last.kind == StepKind::Softmax) return nullptr;
+    if (last.output != activation || (last.kind != StepKind::Gemm && last.kind != StepKind::Map)) return nullptr;
     return &last;
   }
 

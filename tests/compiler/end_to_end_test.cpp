@@ -262,3 +262,25 @@ TEST(FullChip, SiglipMlpBatchOneBeatsTheReferenceHardware) {
 
 }  // namespace
 }  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+// Elementwise ops after a whole-row op run as their own step (the row
+// kernels apply no epilogue).
+TEST(EndToEnd, GeluAfterLayerNormIsApplied) {
+  const StorageType f32{ElementType::F32, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{24, 32}, f32});
+  graph::ValueId gamma = b.parameter("gamma", {{32}, f32});
+  graph::ValueId beta = b.parameter("beta", {{32}, f32});
+  graph::ValueId h = b.layernorm("norm", x, gamma, beta, 1e-5f, f32);
+  h = b.gelu("act", h, graph::GeluApproximation::Tanh, StorageType{ElementType::F16, 0});
+  b.output("y", h);
+  Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+  EXPECT_LT(outcome.max_error, 2e-3) << outcome.compiled.plan;
+}
+
+}  // namespace
+}  // namespace tilec::compiler
