@@ -8,3 +8,4 @@
 .include "gemm_f32.S"
 .include "layernorm.S"
 .include "softmax.S"
+.include "attention.S"

@@ -152,6 +152,48 @@ double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, 
          kernel_costs().run_workers;
 }
 
+namespace {
+
+// Bundles of one query row of attention whose item's keys lie in `panels`
+// key panels (each row loop: scores, softmax, output; see attention.S).
+std::int64_t attention_row_bundles(ElementType input, ElementType output, std::int64_t panels, std::int64_t d,
+                                   std::int64_t e) {
+  const bool in32 = input == ElementType::F32, out32 = output == ElementType::F32;
+  // Per key panel: the score loop (one k step per 4 bundles in FP16, 6 in
+  // FP32) and its read-out, and the softmax passes (40).
+  const std::int64_t scores = in32 ? 27 + panels * (6 * d + 16) : 25 + panels * (4 * d + 12);
+  const std::int64_t softmax = 35 + 40 * panels;
+  // Per output column: 8 bundles per key panel, its loop's ends and the store.
+  const std::int64_t column = 8 * panels + (in32 ? 2 : 1) + (out32 ? 3 : 4) + 2;
+  return scores + softmax + 23 + e * column + 9;
+}
+
+}  // namespace
+
+std::int64_t attention_worker_bundles(ElementType input, ElementType output, std::int64_t first_row,
+                                      std::int64_t rows, std::int64_t s, std::int64_t d, std::int64_t e) {
+  if (rows <= 0) return 4;  // the arguments, the empty check, exit
+  std::int64_t bundles = 30 + 1;  // set-up (the item of the first row, -inf, scale) and exit
+  const std::int64_t end = first_row + rows;
+  for (std::int64_t item = first_row / s; item * s < end; ++item) {
+    const std::int64_t begin = std::max(first_row, item * s), stop = std::min(end, item * s + s);
+    const std::int64_t panels = ((item * s) % 16 + s - 1) / 16 + 1;
+    bundles += (stop - begin) * attention_row_bundles(input, output, panels, d, e);
+  }
+  return bundles;
+}
+
+double attention_tile_cycles(ElementType input, ElementType output, std::int64_t rows, std::int64_t s,
+                             std::int64_t d, std::int64_t e, std::int64_t first_row) {
+  if (rows <= 0) return 0;
+  std::int64_t busiest = 0;
+  for (std::int64_t worker = 0; worker < 6; ++worker) {
+    const std::int64_t begin = rows * worker / 6, end = rows * (worker + 1) / 6;
+    busiest = std::max(busiest, attention_worker_bundles(input, output, first_row + begin, end - begin, s, d, e));
+  }
+  return 6.0 * static_cast<double>(busiest) + kernel_costs().run_workers;
+}
+
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,
                        const MachineModel& machine) {
   if (bytes_in == 0 && bytes_out == 0) return 0;

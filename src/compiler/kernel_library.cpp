@@ -131,6 +131,18 @@ std::string KernelLibrary::row(const RowVariant& variant) {
   return name;
 }
 
+std::string KernelLibrary::attention(const AttentionVariant& variant) {
+  auto type_ok = [](ElementType t) { return t == ElementType::F16 || t == ElementType::F32; };
+  TILEC_CHECK(type_ok(variant.input) && type_ok(variant.output), "attention kernel from {} to {}",
+              element_type_name(variant.input), element_type_name(variant.output));
+  auto it = attentions_.find(variant);
+  if (it != attentions_.end()) return it->second;
+  std::string name =
+      fmt::format("attention_{}_{}", element_type_name(variant.input), element_type_name(variant.output));
+  attentions_.emplace(variant, name);
+  return name;
+}
+
 std::string KernelLibrary::variant_source() const {
   std::string text(embedded_kernel_sources().at("runtime.S"));
   for (const auto& [variant, name] : gemms_) text += gemm_source(name, variant);
@@ -140,6 +152,13 @@ std::string KernelLibrary::variant_source() const {
     auto half = [](ElementType t) { return t == ElementType::F32 ? 32 : 16; };
     text += fmt::format("{} {}, {}, {}, {}, {}\n", variant.layernorm ? "LAYERNORM" : "SOFTMAX", name, type(variant.input),
                         type(variant.output), half(variant.input), half(variant.output));
+  }
+  for (const auto& [variant, name] : attentions_) {
+    // Shifts: log2 of 16 elements' bytes; the output loop runs 4 (FP32 v)
+    // or 2 (FP16 v) iterations per key panel.
+    const bool in32 = variant.input == ElementType::F32, out32 = variant.output == ElementType::F32;
+    text += fmt::format("ATTENTION {}, {}, {}, {}, {}, {}\n", name, in32 ? "F32" : "F16", out32 ? "F32" : "F16",
+                        in32 ? 6 : 5, out32 ? 6 : 5, in32 ? 2 : 1);
   }
   return text;
 }

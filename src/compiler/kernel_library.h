@@ -84,21 +84,38 @@ struct RowVariant {
   auto operator<=>(const RowVariant&) const = default;
 };
 
+// Self-attention over whole rows (kernels/attention.S), from one element
+// type to another (FP16 or FP32 each; FP32 inside).
+struct AttentionVariant {
+  ElementType input = ElementType::F16;
+  ElementType output = ElementType::F16;
+  auto operator<=>(const AttentionVariant&) const = default;
+};
+
+// The scratch one attention worker needs for items of `s` rows: the
+// scores of the item's key panels (ceil(s / 16) + 1 of 16 FP32) and a spare
+// panel its loops read into.
+constexpr std::int64_t attention_scratch_bytes(std::int64_t s) { return 16 * ((s + 15) / 16 + 2) * 4; }
+
 class KernelLibrary {
  public:
   // The kernel symbol of a variant, registering it on first use.
   std::string gemm(const GemmVariant& variant);
   std::string combine(const CombineVariant& variant);
   std::string row(const RowVariant& variant);
+  std::string attention(const AttentionVariant& variant);
 
   // Assembly text instantiating every registered variant.
   std::string variant_source() const;
-  std::size_t variant_count() const { return gemms_.size() + combines_.size() + rows_.size(); }
+  std::size_t variant_count() const {
+    return gemms_.size() + combines_.size() + rows_.size() + attentions_.size();
+  }
 
  private:
   std::map<GemmVariant, std::string> gemms_;
   std::map<CombineVariant, std::string> combines_;
   std::map<RowVariant, std::string> rows_;
+  std::map<AttentionVariant, std::string> attentions_;
 };
 
 // Reads kernels/ sources for the assembler's .include.
