@@ -7,7 +7,8 @@
 #   x_stride    bytes from one k row of the activation panel to the next
 #   out_stride  bytes from one output column (accumulator row) to the next
 #   scale       2^scale turns code products into values (scale_w + scale_x)
-#   drain       F16 or F32: the type the accumulators are drained to
+#   drain       F16 or F32: the type the accumulators are drained to;
+#               F32_ADD: added to the FP32 partial sums in the output
 #
 # Operands, in the panel formats of docs/kernels.md:
 #   weights     [k][16 n] FP8 per 16-column block: 16 bytes per k

@@ -66,7 +66,8 @@ std::string fused_drain_source(const std::string& name, const GemmVariant& varia
 
 std::string gemm_source(const std::string& name, const GemmVariant& variant) {
   std::string fused = variant.epilogue.empty() ? "" : fused_drain_source(name, variant);
-  const std::string drain = variant.epilogue.empty() ? (variant.drain_f32 ? "F32" : "F16") : name;
+  const std::string drain =
+      !variant.epilogue.empty() ? name : variant.accumulate ? "F32_ADD" : variant.drain_f32 ? "F32" : "F16";
   switch (variant.weights) {
     case ElementType::F32:
       return fused + fmt::format("GEMM_F32 {}, {}, {}, {}, {}\n", name, variant.activation_stride, variant.output_stride,
@@ -98,6 +99,7 @@ bool fused_epilogue_supported(const GemmVariant& variant) {
 }
 
 int gemm_drain_bundles(const GemmVariant& variant) {
+  if (variant.accumulate) return 129;
   if (variant.epilogue.empty()) return variant.drain_f32 ? 65 : 33;
   // Every row's float-slot instructions, then the last row's stores.
   return 16 * static_cast<int>(fused_row(variant, 0, 0).size()) + static_cast<int>(fused_stores(variant, 0).size());
@@ -105,6 +107,8 @@ int gemm_drain_bundles(const GemmVariant& variant) {
 
 std::string KernelLibrary::gemm(const GemmVariant& variant) {
   TILEC_CHECK(fused_epilogue_supported(variant), "GEMM variant with an epilogue its drain cannot apply");
+  TILEC_CHECK(!variant.accumulate || (variant.drain_f32 && variant.epilogue.empty()),
+              "GEMM variant accumulating into partial sums needs an FP32 drain without an epilogue");
   auto it = gemms_.find(variant);
   if (it != gemms_.end()) return it->second;
   std::string name = fmt::format("gemm_{}_{}", element_type_name(variant.weights), gemms_.size());

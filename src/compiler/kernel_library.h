@@ -40,6 +40,10 @@ struct GemmVariant {
   std::uint32_t output_stride = 0;      // bytes per output column
   int scale = 0;                        // 2^scale turns code products into values
   bool drain_f32 = false;
+  // The drain adds the accumulators to the FP32 partial sums already in
+  // the output (needs drain_f32 and no epilogue): K split over several
+  // runs sums into one output.
+  bool accumulate = false;
   // Stages applied while the accumulators drain (a fused epilogue; see
   // fused_epilogue_supported). Empty: the drain stores the GEMM's sums.
   std::vector<CombineStage> epilogue;
@@ -58,7 +62,7 @@ struct GemmVariant {
 bool fused_epilogue_supported(const GemmVariant& variant);
 
 // Bundles the drain of one 16x16 block takes (the accumulator reads, the
-// fused stages and the stores).
+// partial sums it adds to, the fused stages and the stores).
 int gemm_drain_bundles(const GemmVariant& variant);
 
 // Sum `inputs` inputs of one type, round to `sum`, then apply `stages`.

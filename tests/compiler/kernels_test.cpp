@@ -16,6 +16,7 @@
 namespace tilec::compiler {
 namespace {
 
+using testing::Bytes;
 using testing::DataPlaces;
 using testing::KernelHarness;
 using testing::KernelResult;
@@ -346,6 +347,148 @@ TEST(GemmFusedEpilogue, SaysWhichEpiloguesTheDrainApplies) {
   GemmVariant plain;
   variant.epilogue = {stage(Kind::Gelu, f16)};
   EXPECT_NE(library.gemm(plain), library.gemm(variant));
+}
+
+// K split in two: a GEMM over steps [0, split) drains FP32 partial sums,
+// then one over [split, K) adds its sums to them (DRAIN_F32_ADD).
+struct SplitOutcome {
+  std::vector<float> split;            // the two runs' result, [n][m]
+  std::vector<float> whole;            // one run over all of K
+  std::vector<float> expected;         // the host: (sum over the first part) + (sum over the second) x 2^scale
+  std::vector<std::uint64_t> worker_cycles;
+  std::int64_t jobs = 0;
+};
+
+SplitOutcome run_split_gemm(ElementType operand, std::uint32_t k, std::uint32_t split, int scale, bool integers) {
+  const std::uint32_t panels = 2, column_blocks = 3, m = 16 * panels, n = 16 * column_blocks;
+  const std::uint32_t bytes = element_bytes(operand);
+  std::mt19937 random(k * 17 + split);
+  Operand x = random_operand(operand, std::size_t{m} * k, random);
+  Operand w = random_operand(operand, std::size_t{k} * n, random);
+  if (integers) {
+    // Small integers: every partial sum is exact, so the order cannot show.
+    for (Operand* o : {&x, &w}) {
+      o->bytes.clear();
+      for (float& value : o->values) {
+        value = static_cast<float>(static_cast<int>(random() % 7) - 3);
+        if (operand == ElementType::F16) {
+          const std::uint16_t half = float_to_half(value);
+          o->bytes.push_back(static_cast<std::uint8_t>(half));
+          o->bytes.push_back(static_cast<std::uint8_t>(half >> 8));
+        } else {
+          const std::uint8_t code = float_to_fp8(value, operand, 0);
+          o->bytes.push_back(code);
+        }
+      }
+    }
+  }
+  DataPlaces places;
+  const std::uint32_t x_address = places.take(static_cast<std::uint32_t>(x.bytes.size()));
+  const std::uint32_t w_address = places.take(static_cast<std::uint32_t>(w.bytes.size()));
+  const std::uint32_t out_bytes = n * m * 4, out_address = places.take(out_bytes);
+
+  GemmVariant variant;
+  variant.weights = variant.activations = operand;
+  variant.activation_stride = panels * 16 * bytes;
+  variant.output_stride = panels * 16 * 4;
+  variant.scale = scale;
+  variant.drain_f32 = true;
+  GemmVariant accumulating = variant;
+  accumulating.accumulate = true;
+  KernelLibrary library;
+  const std::string plain = library.gemm(variant), adding = library.gemm(accumulating);
+  KernelHarness harness(library);
+
+  // Steps [first, first + steps) of every job, as 6 workers' blocks.
+  const std::uint32_t jobs = column_blocks * panels;
+  auto blocks = [&](std::uint32_t first, std::uint32_t steps) {
+    std::vector<std::vector<std::uint32_t>> out;
+    for (std::uint32_t worker = 0; worker < 6; ++worker) {
+      std::vector<std::uint32_t> block{jobs * (worker + 1) / 6 - jobs * worker / 6, w_address, x_address, out_address};
+      for (std::uint32_t job = jobs * worker / 6; job < jobs * (worker + 1) / 6; ++job) {
+        const std::uint32_t column_block = job / panels, panel = job % panels;
+        block.push_back((column_block * k + first) * 16 * bytes);
+        block.push_back(panel * 16 * bytes + first * variant.activation_stride);
+        block.push_back((column_block * 16 * panels + panel) * 16 * 4);
+        block.push_back(steps);
+      }
+      out.push_back(std::move(block));
+    }
+    return out;
+  };
+  auto floats = [](const std::vector<std::uint8_t>& bytes) {
+    std::vector<float> values(bytes.size() / 4);
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
+  };
+  const std::vector<Bytes> operands{{x_address, x.bytes}, {w_address, w.bytes}};
+  KernelResult first_part = harness.run(KernelRun{plain, blocks(0, split), operands, {{out_address, out_bytes}}});
+  std::vector<Bytes> with_partials = operands;
+  with_partials.push_back({out_address, first_part.outputs[0]});
+  KernelResult second_part =
+      harness.run(KernelRun{adding, blocks(split, k - split), with_partials, {{out_address, out_bytes}}});
+  KernelResult whole = harness.run(KernelRun{plain, blocks(0, k), operands, {{out_address, out_bytes}}});
+
+  SplitOutcome outcome;
+  outcome.split = floats(second_part.outputs[0]);
+  outcome.whole = floats(whole.outputs[0]);
+  outcome.worker_cycles = second_part.worker_cycles;
+  outcome.jobs = jobs;
+  const float factor = std::ldexp(1.0f, scale);
+  for (std::uint32_t column = 0; column < n; ++column)
+    for (std::uint32_t row = 0; row < m; ++row) {
+      float sums[2] = {0.0f, 0.0f};
+      for (std::uint32_t step = 0; step < k; ++step) {
+        const float a = w.values[(column / 16 * k + step) * 16 + column % 16], b = x.values[std::size_t{step} * m + row];
+        sums[step < split ? 0 : 1] += a * b;
+      }
+      outcome.expected.push_back(sums[0] * factor + sums[1] * factor);
+    }
+  return outcome;
+}
+
+TEST(GemmAccumulate, TwoRunsOverAKSplitAddUpInTheOutput) {
+  for (ElementType operand : {ElementType::F143, ElementType::F16}) {
+    for (auto [k, split] : {std::pair{24u, 10u}, std::pair{9u, 1u}, std::pair{16u, 15u}}) {
+      const int scale = operand == ElementType::F143 ? -3 : 0;
+      SplitOutcome outcome = run_split_gemm(operand, k, split, scale, false);
+      int mismatches = 0;
+      for (std::size_t i = 0; i < outcome.split.size(); ++i)
+        if (std::bit_cast<std::uint32_t>(outcome.split[i]) != std::bit_cast<std::uint32_t>(outcome.expected[i]) &&
+            ++mismatches <= 3)
+          ADD_FAILURE() << element_type_name(operand) << " k=" << k << " split at " << split << ": element " << i
+                        << " is " << outcome.split[i] << ", expected " << outcome.expected[i];
+      EXPECT_EQ(mismatches, 0);
+      // Every worker's bundles: the accumulating drain as the cost model counts it.
+      GemmVariant variant;
+      variant.weights = variant.activations = operand;
+      variant.drain_f32 = variant.accumulate = true;
+      for (std::size_t worker = 0; worker < outcome.worker_cycles.size(); ++worker) {
+        const std::int64_t jobs = outcome.jobs * static_cast<std::int64_t>(worker + 1) / 6 -
+                                  outcome.jobs * static_cast<std::int64_t>(worker) / 6;
+        EXPECT_EQ(static_cast<std::int64_t>((outcome.worker_cycles[worker] + 4) / 6),
+                  gemm_worker_bundles(jobs, k - split, variant));
+      }
+    }
+  }
+}
+
+TEST(GemmAccumulate, ExactSumsEqualOneRunOverAllOfK) {
+  for (ElementType operand : {ElementType::F143, ElementType::F16}) {
+    SplitOutcome outcome = run_split_gemm(operand, 20, 7, 0, true);
+    EXPECT_EQ(outcome.split, outcome.whole) << element_type_name(operand);
+    EXPECT_NE(outcome.whole, std::vector<float>(outcome.whole.size(), 0.0f));
+  }
+}
+
+TEST(GemmAccumulate, NeedsAnFp32DrainWithoutEpilogue) {
+  KernelLibrary library;
+  GemmVariant variant;
+  variant.accumulate = true;
+  EXPECT_THROW(library.gemm(variant), Error);
+  variant.drain_f32 = true;
+  EXPECT_NO_THROW(library.gemm(variant));
+  EXPECT_EQ(gemm_drain_bundles(variant), 129);
 }
 
 }  // namespace
