@@ -154,18 +154,17 @@ double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, 
 
 namespace {
 
-// Bundles of one query row of attention whose item's keys lie in `panels`
-// key panels (each row loop: scores, softmax, output; see attention.S).
-std::int64_t attention_row_bundles(ElementType input, ElementType output, std::int64_t panels, std::int64_t d,
-                                   std::int64_t e) {
+// Bundles of one pass of the attention kernel's row loop over `rows` (1 or
+// 2) query rows whose item's keys lie in `panels` key panels: the scores
+// (the loop over d, 4 bundles per k step in FP16, 6 in FP32, and the
+// read-out of both rows), each row's softmax, the output (per column: 8
+// bundles per key panel for one row, 12 for two).
+std::int64_t attention_pass_bundles(ElementType input, ElementType output, int rows, std::int64_t panels,
+                                    std::int64_t d, std::int64_t e) {
   const bool in32 = input == ElementType::F32, out32 = output == ElementType::F32;
-  // Per key panel: the score loop (one k step per 4 bundles in FP16, 6 in
-  // FP32) and its read-out, and the softmax passes (40).
-  const std::int64_t scores = in32 ? 27 + panels * (6 * d + 16) : 25 + panels * (4 * d + 12);
-  const std::int64_t softmax = 35 + 40 * panels;
-  // Per output column: 8 bundles per key panel, its loop's ends and the store.
-  const std::int64_t column = 8 * panels + (in32 ? 2 : 1) + (out32 ? 3 : 4) + 2;
-  return scores + softmax + 23 + e * column + 9;
+  const std::int64_t scores = panels * (in32 ? 6 * d + 22 : 4 * d + 20);
+  if (rows == 2) return 156 + scores + 80 * panels + e * (12 * panels + 8);
+  return 120 + scores + 40 * panels + e * (8 * panels + (in32 ? 2 : 1) + (out32 ? 3 : 4) + 2);
 }
 
 }  // namespace
@@ -175,10 +174,13 @@ std::int64_t attention_worker_bundles(ElementType input, ElementType output, std
   if (rows <= 0) return 4;  // the arguments, the empty check, exit
   std::int64_t bundles = 30 + 1;  // set-up (the item of the first row, -inf, scale) and exit
   const std::int64_t end = first_row + rows;
-  for (std::int64_t item = first_row / s; item * s < end; ++item) {
-    const std::int64_t begin = std::max(first_row, item * s), stop = std::min(end, item * s + s);
-    const std::int64_t panels = ((item * s) % 16 + s - 1) / 16 + 1;
-    bundles += (stop - begin) * attention_row_bundles(input, output, panels, d, e);
+  for (std::int64_t row = first_row; row < end;) {
+    const std::int64_t item_begin = row / s * s;
+    const std::int64_t panels = (item_begin % 16 + s - 1) / 16 + 1;
+    // Two rows at a time from an even row, within the worker's rows and the item.
+    const int taken = row % 2 == 0 && row + 1 < end && row + 1 < item_begin + s ? 2 : 1;
+    bundles += attention_pass_bundles(input, output, taken, panels, d, e);
+    row += taken;
   }
   return bundles;
 }

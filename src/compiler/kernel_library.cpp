@@ -158,11 +158,11 @@ std::string KernelLibrary::variant_source() const {
                         type(variant.output), half(variant.input), half(variant.output));
   }
   for (const auto& [variant, name] : attentions_) {
-    // Shifts: log2 of 16 elements' bytes; the output loop runs 4 (FP32 v)
-    // or 2 (FP16 v) iterations per key panel.
+    // Shifts: log2 of 16 elements' bytes; of the output loops' iterations
+    // per key panel (FP32 v: 4, FP16 v: 2); of the rows one ld64 of q holds.
     const bool in32 = variant.input == ElementType::F32, out32 = variant.output == ElementType::F32;
-    text += fmt::format("ATTENTION {}, {}, {}, {}, {}, {}\n", name, in32 ? "F32" : "F16", out32 ? "F32" : "F16",
-                        in32 ? 6 : 5, out32 ? 6 : 5, in32 ? 2 : 1);
+    text += fmt::format("ATTENTION {}, {}, {}, {}, {}, {}, {}\n", name, in32 ? "F32" : "F16", out32 ? "F32" : "F16",
+                        in32 ? 6 : 5, out32 ? 6 : 5, in32 ? 2 : 1, in32 ? 1 : 2);
   }
   return text;
 }

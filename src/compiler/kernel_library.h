@@ -96,10 +96,11 @@ struct AttentionVariant {
   auto operator<=>(const AttentionVariant&) const = default;
 };
 
-// The scratch one attention worker needs for items of `s` rows: the
-// scores of the item's key panels (ceil(s / 16) + 1 of 16 FP32) and a spare
-// panel its loops read into.
-constexpr std::int64_t attention_scratch_bytes(std::int64_t s) { return 16 * ((s + 15) / 16 + 2) * 4; }
+// The scratch one attention worker needs for items of `s` rows: two
+// regions (the kernel takes two query rows at a time), each the scores of
+// the item's key panels (ceil(s / 16) + 1 of 16 FP32) and a spare panel
+// its loops read into.
+constexpr std::int64_t attention_scratch_bytes(std::int64_t s) { return 2 * 16 * ((s + 15) / 16 + 2) * 4; }
 
 class KernelLibrary {
  public:
