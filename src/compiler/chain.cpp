@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <map>
 
 namespace tilec::compiler {
@@ -229,11 +230,49 @@ class ChainBuilder {
         return;
       }
       case OpKind::Attention:
-        throw_failure(op_where(op), "attention is not supported by the compiler yet");
+        add_attention(graph, op, bindings);
+        return;
       case OpKind::Repeat:
         add_repeat(graph, op, bindings, inside_repeat);
         return;
     }
+  }
+
+  // Self-attention over segments of S rows: q, k and v share their leading
+  // axes (no broadcasting), so row r of each belongs to the same segment.
+  void add_attention(const graph::Graph& graph, const graph::Op& op, std::map<graph::ValueId, Binding>& bindings) {
+    Step step{StepKind::Attention, op.name};
+    step.input = activation_of(op, bindings, op.operands[0], "q");
+    step.second_input = activation_of(op, bindings, op.operands[1], "k");
+    step.third_input = activation_of(op, bindings, op.operands[2], "v");
+    const graph::TensorType& q = graph.type(op.operands[0]);
+    const graph::TensorType& result = graph.type(op.results[0]);
+    const graph::Shape rows_of_q(q.shape.begin(), q.shape.end() - 1);
+    for (int operand : {1, 2}) {
+      const graph::Shape& shape = graph.type(op.operands[static_cast<std::size_t>(operand)]).shape;
+      if (graph::Shape(shape.begin(), shape.end() - 1) != rows_of_q)
+        throw_failure(op_where(op), "the compiler supports attention whose q, k and v share their leading axes "
+                      "(q has {} rows, operand '{}' {})", fmt::join(rows_of_q, "x"), operand == 1 ? "k" : "v",
+                      fmt::join(graph::Shape(shape.begin(), shape.end() - 1), "x"));
+    }
+    for (graph::ValueId operand : op.operands)
+      if (graph.type(operand).storage.element != q.storage.element)
+        throw_failure(op_where(op), "the compiler needs q, k and v of one element type");
+    for (ElementType type : {q.storage.element, result.storage.element})
+      if (type != ElementType::F16 && type != ElementType::F32)
+        throw_failure(op_where(op), "the compiler supports attention on f16 and f32 values only, not {}",
+                      element_type_name(type));
+    const std::int64_t segment = q.shape[q.shape.size() - 2];
+    if (chain_.segment_rows != 0 && chain_.segment_rows != segment)
+      throw_failure(op_where(op), "attention over {} rows where an earlier attention has {}; the compiler needs one",
+                    segment, chain_.segment_rows);
+    chain_.segment_rows = segment;
+    step.attention_scale = op.attention_scale != 0.0f ? op.attention_scale
+                                                      : 1.0f / std::sqrt(static_cast<float>(q.shape.back()));
+    step.result = result.storage;
+    step.output = new_activation(graph, op.results[0]);
+    bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
+    chain_.steps.push_back(std::move(step));
   }
 
   void add_repeat(const graph::Graph& graph, const graph::Op& op, std::map<graph::ValueId, Binding>& bindings,

@@ -10,8 +10,9 @@
 //
 // A graph is row-local when every step maps row r of its input to row r of
 // its output: GEMMs whose right operand is a parameter, elementwise ops,
-// and layernorm/softmax over the last axis. Graphs with other ops are
-// rejected here with an error naming the op.
+// and layernorm/softmax over the last axis. Attention is local to segments
+// of rows: the S rows of one [..., S, D] matrix (Chain::segment_rows).
+// Graphs with other ops are rejected here with an error naming the op.
 #pragma once
 
 #include "graph/graph.h"
@@ -49,13 +50,14 @@ struct Weight {
   bool per_iteration = false;  // a repeat's sequence operand
 };
 
-enum class StepKind : std::uint8_t { Gemm, Map, LayerNorm, Softmax };
+enum class StepKind : std::uint8_t { Gemm, Map, LayerNorm, Softmax, Attention };
 
 struct Step {
   StepKind kind;
   std::string name;  // the graph op it starts from
   int input = -1;    // activation indices
-  int second_input = -1;  // Map: elementwise add of two activations
+  int second_input = -1;  // Map: elementwise add of two activations; Attention: k
+  int third_input = -1;   // Attention: v
   int output = -1;
   // Gemm: output = input[rows, K] x weights[weight] ([K, N], or [N, K] when
   // transposed), accumulated in FP32 and rounded to `result`.
@@ -65,6 +67,8 @@ struct Step {
   int gamma = -1;
   int beta = -1;
   float epsilon = 0;
+  // Attention: output = softmax(input k^T * scale) v within each segment.
+  float attention_scale = 0;
   // The step's own result type, before its epilogue.
   StorageType result;
   std::vector<EpilogueOp> epilogue;
@@ -87,6 +91,8 @@ struct RepeatRegion {
 struct Chain {
   std::int64_t rows = 0;  // token rows shared by every activation
   std::vector<std::int64_t> row_shape;  // the leading axes, e.g. [batch, 729]
+  // Rows an attention step mixes (its S); 0 when no step mixes rows.
+  std::int64_t segment_rows = 0;
   std::vector<Activation> activations;
   std::vector<Weight> weights;
   std::vector<Step> steps;
@@ -95,7 +101,7 @@ struct Chain {
   std::vector<std::pair<std::string, int>> inputs;
   std::vector<std::pair<std::string, int>> outputs;
 
-  std::int64_t macs() const;  // over every iteration
+  std::int64_t macs() const;  // of the GEMM steps, over every iteration
 };
 
 // Throws BadInput naming the op when the graph is not row-local or uses a

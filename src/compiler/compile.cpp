@@ -43,9 +43,16 @@ std::uint32_t supervisor_estimate(const Lir& lir) {
 std::uint32_t argument_estimate(const Lir& lir) {
   std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
   for (const Task& task : lir.tasks) {
-    std::uint32_t words = task.kind == TaskKind::Gemm
-                              ? 6 * 4 + 4 * static_cast<std::uint32_t>(task.column_blocks * lir.mid->groups.chunk_panels)
-                              : 6 * (4 + static_cast<std::uint32_t>(task.inputs.size()));
+    std::uint32_t words = 0;
+    switch (task.kind) {
+      case TaskKind::Gemm:
+        words = 6 * 4 + 4 * static_cast<std::uint32_t>(task.column_blocks * lir.mid->groups.chunk_panels);
+        break;
+      case TaskKind::Combine: words = 6 * (4 + static_cast<std::uint32_t>(task.inputs.size())); break;
+      case TaskKind::LayerNorm:
+      case TaskKind::Softmax: words = 6 * 8; break;
+      case TaskKind::Attention: words = 6 * 12; break;
+    }
     per_tile[static_cast<std::size_t>(task.tile)] += 4 * words;
   }
   return *std::max_element(per_tile.begin(), per_tile.end());

@@ -86,6 +86,7 @@ class MidBuilder {
       case StepKind::Map: add_map(index); return;
       case StepKind::LayerNorm:
       case StepKind::Softmax: add_row_step(index); return;
+      case StepKind::Attention: add_attention(index); return;
     }
   }
 
@@ -157,6 +158,15 @@ class MidBuilder {
     add_op(std::move(op));
   }
 
+  void add_attention(int index) {
+    const Step& step = chain_.steps[index];
+    MidOp op{MidOpKind::Attention, step.name, index};
+    for (int operand : {step.input, step.second_input, step.third_input})
+      op.inputs.push_back(value_in(operand, whole_rows_layout(chain_.activations[operand].cols), false));
+    op.output = activation_value(step.output, whole_rows_layout(chain_.activations[step.output].cols));
+    add_op(std::move(op));
+  }
+
   void close_region() {
     const RepeatRegion& region = *chain_.repeat;
     // The body's final value goes where the loop's next iteration reads its
@@ -196,9 +206,13 @@ GroupPlan plan_groups(const Chain& chain, const PlanChoice& choice) {
   plan.groups = choice.groups;
   plan.chunks = choice.chunks;
   std::int64_t panels = (chain.rows + kPanelRows - 1) / kPanelRows;
-  std::vector<Range> group_panels = balanced_split(panels, choice.groups, 1);
+  const std::int64_t unit = row_unit_panels(chain);
+  std::vector<Range> group_panels = balanced_split(panels, choice.groups, unit);
   std::int64_t chunk_panels = 0;
-  for (const Range& range : group_panels) chunk_panels = std::max(chunk_panels, (range.size() + choice.chunks - 1) / choice.chunks);
+  for (const Range& range : group_panels) {
+    const std::int64_t units = (range.size() + unit - 1) / unit;
+    chunk_panels = std::max(chunk_panels, (units + choice.chunks - 1) / choice.chunks * unit);
+  }
   for (const Range& range : group_panels) {
     std::vector<Range> chunks;
     for (int chunk = 0; chunk < choice.chunks; ++chunk) {

@@ -44,6 +44,7 @@ const char* op_kind_text(MidOpKind kind) {
     case MidOpKind::Map: return "map";
     case MidOpKind::LayerNorm: return "layernorm";
     case MidOpKind::Softmax: return "softmax";
+    case MidOpKind::Attention: return "attention";
   }
   return "?";
 }
@@ -57,6 +58,7 @@ const char* buffer_kind_text(BufferKind kind) {
     case BufferKind::Bias: return "bias";
     case BufferKind::ChunkRecord: return "chunk-record";
     case BufferKind::IterationRecord: return "iteration-record";
+    case BufferKind::Scratch: return "scratch";
   }
   return "?";
 }
@@ -136,7 +138,10 @@ std::string dump_lir(const Lir& lir) {
     text += fmt::format(" at {}  ({})\n", place_text(lir, transfer.destination), transfer.what);
   }
   for (const Task& task : lir.tasks) {
-    const char* kind = task.kind == TaskKind::Gemm ? "gemm" : task.kind == TaskKind::Combine ? "combine" : "row";
+    const char* kind = task.kind == TaskKind::Gemm        ? "gemm"
+                       : task.kind == TaskKind::Combine   ? "combine"
+                       : task.kind == TaskKind::Attention ? "attention"
+                                                          : "row";
     text += fmt::format("  phase {} tile {} {} {}", task.superstep, task.tile, kind,
                         lir.mid->ops[static_cast<std::size_t>(task.op)].name);
     if (task.kind == TaskKind::Gemm)

@@ -76,12 +76,12 @@ GemmCandidate make_candidate(const Chain& chain, const Step& step, int column_pa
 
 std::vector<int> candidate_group_sizes(const Chain& chain, const CompileOptions& options) {
   const int tiles = static_cast<int>(options.machine.tiles);
-  std::int64_t panels = ceil_div(chain.rows, kPanelRows);
+  const std::int64_t units = ceil_div(ceil_div(chain.rows, kPanelRows), row_unit_panels(chain));
   std::set<int> sizes;
-  // One size per distinct number of panels a group must handle.
+  // One size per distinct number of row units a group must handle.
   std::int64_t previous = -1;
-  for (int groups = 1; groups <= tiles && groups <= panels; ++groups) {
-    std::int64_t per_group = ceil_div(panels, groups);
+  for (int groups = 1; groups <= tiles && groups <= units; ++groups) {
+    std::int64_t per_group = ceil_div(units, groups);
     if (per_group == previous) continue;
     previous = per_group;
     sizes.insert(tiles / groups);

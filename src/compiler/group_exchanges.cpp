@@ -1,6 +1,8 @@
 #include "compiler/group_exchanges.h"
 
+#include "compiler/cost_model.h"
 #include "compiler/kernel_library.h"
+#include "compiler/kernel_plan.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -206,6 +208,7 @@ class LirBuilder {
       case MidOpKind::Map: add_map(index); return;
       case MidOpKind::LayerNorm:
       case MidOpKind::Softmax: add_row_op(index); return;
+      case MidOpKind::Attention: add_attention(index); return;
     }
   }
 
@@ -430,6 +433,24 @@ class LirBuilder {
                                   static_cast<std::uint32_t>(task.columns) * 8, gamma.per_iteration);
       lir_.row_weights[index] = task.weights;
     }
+    lir_.tasks.push_back(std::move(task));
+  }
+
+  void add_attention(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    Task task;
+    task.kind = TaskKind::Attention;
+    task.op = index;
+    task.superstep = phase_of(index);
+    task.tile = 0;
+    for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
+    task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+    task.columns = value(op.output).cols;
+    task.column_elements = groups().chunk_panels * kPanelRows;
+    Buffer scratch{op.name + ".scratch", BufferKind::Scratch};
+    scratch.bytes = kWorkers * attention_worker_scratch(chain_.segment_rows);
+    scratch.lifetime = Lifetime{phase_of(index), phase_of(index), false};
+    task.scratch = Place{add_buffer(std::move(scratch)), 0, 0, 0};
     lir_.tasks.push_back(std::move(task));
   }
 

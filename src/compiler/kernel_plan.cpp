@@ -1,5 +1,6 @@
 #include "compiler/kernel_plan.h"
 
+#include "compiler/cost_model.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -137,6 +138,39 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
   }
 }
 
+// Attention (docs/kernels.md): workers take contiguous ranges of query
+// rows, over every whole segment the chunk's panels hold (rows past the
+// group's share are padding, computed but never read).
+void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
+  const MidValue& q = value(lir, op.inputs[0]);
+  const MidValue& v = value(lir, op.inputs[2]);
+  const AttentionVariant variant{q.storage.element, value(lir, op.output).storage.element};
+  task.kernel = library.attention(variant);
+  const std::int64_t segment = lir.chain->segment_rows;
+  const std::int64_t rows = task.column_elements / segment * segment;
+  const std::uint32_t panels = static_cast<std::uint32_t>(task.column_elements / kPanelRows);
+  std::uint32_t scale;
+  std::memcpy(&scale, &step.attention_scale, 4);
+  for (int worker = 0; worker < kWorkers; ++worker) {
+    const std::int64_t first = rows * worker / kWorkers, last = rows * (worker + 1) / kWorkers;
+    if (first == last) continue;
+    std::vector<ArgumentWord> words{ArgumentWord::value(static_cast<std::uint32_t>(first)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(segment)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(q.cols)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(v.cols)),
+                                    ArgumentWord::value(panels)};
+    for (const Place& operand : task.inputs) words.push_back(ArgumentWord::address(operand));
+    words.push_back(ArgumentWord::address(task.output));
+    words.push_back(ArgumentWord::value(scale));
+    words.push_back(ArgumentWord::address(
+        task.scratch.plus(static_cast<std::uint32_t>(task.worker_arguments.size()) * attention_worker_scratch(segment))));
+    task.worker_arguments.push_back(std::move(words));
+  }
+}
+
 }  // namespace
 
 void plan_kernels(Lir& lir, KernelLibrary& library) {
@@ -147,8 +181,13 @@ void plan_kernels(Lir& lir, KernelLibrary& library) {
       case TaskKind::Combine: plan_combine(lir, task, library); break;
       case TaskKind::LayerNorm:
       case TaskKind::Softmax: plan_row(lir, task, library); break;
+      case TaskKind::Attention: plan_attention(lir, task, library); break;
     }
   }
+}
+
+std::uint32_t attention_worker_scratch(std::int64_t segment_rows) {
+  return static_cast<std::uint32_t>((attention_scratch_bytes(segment_rows) + 15) / 16 * 16);
 }
 
 std::uint32_t argument_bytes(const Lir& lir, int tiles_per_group) {

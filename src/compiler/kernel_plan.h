@@ -5,7 +5,7 @@
 // Does: picks each task's kernel variant (registering it with the kernel
 // library) and splits its work between the six workers: GEMM tasks by
 // 16x16 output blocks (as evenly as whole blocks allow), combine tasks by
-// columns. Writes every worker's argument block as words; addresses stay
+// columns, row tasks by panels, attention tasks by query rows. Writes every worker's argument block as words; addresses stay
 // symbolic (places) until storage is placed.
 // Leaves for later: assembling the variants (compile_kernels), addresses
 // (place_storage), patching moving addresses (the supervisor code).
@@ -19,6 +19,10 @@ namespace tilec::compiler {
 constexpr int kWorkers = 6;
 
 void plan_kernels(Lir& lir, KernelLibrary& library);
+
+// One worker's piece of an attention task's scratch buffer: the kernel's
+// scratch rounded up to keep every piece 16-byte aligned.
+std::uint32_t attention_worker_scratch(std::int64_t segment_rows);
 
 // Bytes of argument blocks the busiest tile needs.
 std::uint32_t argument_bytes(const Lir& lir, int tiles_per_group);

@@ -21,6 +21,13 @@ std::vector<Range> balanced_split(std::int64_t extent, int parts, std::int64_t u
   return ranges;
 }
 
+std::int64_t row_unit_panels(const Chain& chain) {
+  const std::int64_t panels = (chain.rows + kPanelRows - 1) / kPanelRows;
+  if (chain.segment_rows == 0) return 1;
+  if (chain.segment_rows % kPanelRows == 0) return chain.segment_rows / kPanelRows;
+  return std::max<std::int64_t>(panels, 1);
+}
+
 Range ColumnLayout::columns_on(int group_tile) const {
   for (std::size_t part = 0; part < parts.size(); ++part)
     for (int tile : tiles[part])

@@ -32,6 +32,7 @@ enum class BufferKind : std::uint8_t {
   Bias,           // bias vectors, one word per column
   ChunkRecord,    // host inputs and outputs, one record per chunk
   IterationRecord,  // weights and biases of a repeat, one record per iteration
+  Scratch,        // a kernel's working memory, one piece per worker
 };
 
 // How a buffer's lifetime is counted: supersteps of the chunk body. A
@@ -85,7 +86,7 @@ struct Transfer {
   std::string what;  // for dumps and errors
 };
 
-enum class TaskKind : std::uint8_t { Gemm, Combine, LayerNorm, Softmax };
+enum class TaskKind : std::uint8_t { Gemm, Combine, LayerNorm, Softmax, Attention };
 
 // A word of a kernel's argument block: a constant, or the address of a
 // place (patched by the supervisor when the place moves with the chunk or
@@ -119,6 +120,8 @@ struct Task {
   // epilogue); the last applies the epilogue.
   bool partial_sum = false;
   Place bias;
+  // Attention: inputs are q, k, v; each worker's scratch follows the last.
+  Place scratch;
   std::int64_t columns = 0;
   std::int64_t column_elements = 0;
   // Filled by plan_kernels: the kernel, and one argument block per worker

@@ -40,6 +40,11 @@ struct Range {
 // `unit` (but for the last) and differ by at most one unit.
 std::vector<Range> balanced_split(std::int64_t extent, int parts, std::int64_t unit);
 
+// Groups and chunks take rows in units of this many panels: one panel, or
+// one attention segment when segments are whole panels, or else every row
+// (one group, one chunk), so that no segment is ever split.
+std::int64_t row_unit_panels(const Chain& chain);
+
 // Which columns of a value each tile of a group holds: part p covers
 // columns parts[p] and lives on every tile in tiles[p] (group-relative
 // tile numbers; more than one = replicas).
@@ -83,6 +88,7 @@ enum class MidOpKind : std::uint8_t {
   Map,        // compute: elementwise epilogue (and add of a second input)
   LayerNorm,  // compute on whole rows
   Softmax,    // compute on whole rows
+  Attention,  // compute on whole rows of q, k and v (inputs in that order)
 };
 
 struct GemmGrid {

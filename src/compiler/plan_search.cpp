@@ -2,6 +2,7 @@
 #include "compiler/construct_mid.h"
 
 #include "compiler/cost_model.h"
+#include "compiler/kernel_plan.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -215,6 +216,30 @@ void add_row_step(const SearchContext& context, int step_index, int from, Label&
   label.supervisor_bundles += 20;
 }
 
+// Attention reads q, k and v as whole rows on one tile of the group; each
+// query row reads every row of its segment.
+void add_attention(const SearchContext& context, int step_index, int from, Label& label) {
+  const Chain& chain = context.chain;
+  const Step& step = chain.steps[step_index];
+  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const Activation& q = chain.activations[step.input];
+  const Activation& v = chain.activations[step.third_input];
+  std::int64_t held = 0;
+  for (int operand : {step.input, step.second_input, step.third_input}) {
+    const Activation& a = chain.activations[operand];
+    const int whole = context.layouts.id(whole_rows_layout(a.cols));
+    add_rearrange(context, from < 0 ? whole : from, whole, storage_bytes(a.storage), repeat, label);
+    held += context.rows * a.cols * storage_bytes(a.storage);
+  }
+  const std::int64_t rows = context.rows / chain.segment_rows * chain.segment_rows;
+  label.cycles += repeat * attention_tile_cycles(q.storage.element, step.result.element, rows, chain.segment_rows,
+                                                 q.cols, v.cols);
+  const std::int64_t output = context.rows * v.cols * storage_bytes(step.result);
+  label.activation_peak = std::max(label.activation_peak,
+                                   held + output + kWorkers * attention_worker_scratch(chain.segment_rows));
+  label.supervisor_bundles += 20;
+}
+
 // Layouts (ids) a repeat's carried value may take inside the loop: the
 // output layouts of the region's last step, or where it is now.
 std::vector<int> entry_layouts(const SearchContext& context, int current) {
@@ -297,6 +322,10 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           Label grown = label;
           add_elementwise(context, index, current, grown);
           continue_with(current, entry, std::move(grown));
+        } else if (step.kind == StepKind::Attention) {
+          Label grown = label;
+          add_attention(context, index, current, grown);
+          continue_with(layouts.id(whole_rows_layout(chain.activations[step.output].cols)), entry, std::move(grown));
         } else {
           Label grown = label;
           int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
@@ -349,11 +378,13 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
   PlanSearch search;
   const int tiles = static_cast<int>(options.machine.tiles);
   const std::int64_t panels = ceil_div(chain.rows, kPanelRows);
+  const std::int64_t unit = row_unit_panels(chain);
+  const std::int64_t units = ceil_div(panels, unit);
   const std::int64_t iterations = chain.repeat ? chain.repeat->count : 1;
   std::vector<PlanChoice> all;
   for (int group_size : group_sizes) {
     int groups = tiles / group_size;
-    std::int64_t panels_per_group = ceil_div(panels, groups);
+    std::int64_t units_per_group = ceil_div(units, groups);
     LayoutTable layouts;
     std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
     for (const auto& [step, by_size] : candidates.by_step)
@@ -368,9 +399,9 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     // count fits the budget, two more are kept in reserve (the exact memory
     // may be larger than estimated) and the rest are not tried.
     int fitting = 0;
-    for (std::int64_t chunks = 1; chunks <= panels_per_group && fitting < 3; ++chunks) {
+    for (std::int64_t chunks = 1; chunks <= units_per_group && fitting < 3; ++chunks) {
       if (options.chunks && chunks != *options.chunks) continue;
-      std::int64_t chunk_panels = ceil_div(panels_per_group, chunks);
+      std::int64_t chunk_panels = ceil_div(units_per_group, chunks) * unit;
       if (chunk_panels == previous_panels) continue;
       previous_panels = chunk_panels;
       bool fits = false;

@@ -229,7 +229,8 @@ class Binder {
 package::RegionKind region_kind(BufferKind kind) {
   switch (kind) {
     case BufferKind::ReceiveSlots: return package::RegionKind::ExchangeBuffer;
-    case BufferKind::Partial: return package::RegionKind::Scratch;
+    case BufferKind::Partial:
+    case BufferKind::Scratch: return package::RegionKind::Scratch;
     default: return package::RegionKind::Tensor;
   }
 }

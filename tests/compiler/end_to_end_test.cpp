@@ -284,3 +284,92 @@ TEST(EndToEnd, GeluAfterLayerNormIsApplied) {
 
 }  // namespace
 }  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+// x -> (q, k, v projections) -> attention over segments of `segment` rows
+// -> output projection.
+graph::Graph attention_graph(ElementType type, std::int64_t batch, std::int64_t segment) {
+  const StorageType storage{type, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{batch, segment, 48}, storage});
+  graph::ValueId wq = b.parameter("Wq", {{48, 32}, storage});
+  graph::ValueId wk = b.parameter("Wk", {{48, 32}, storage});
+  graph::ValueId wv = b.parameter("Wv", {{48, 40}, storage});
+  graph::ValueId wo = b.parameter("Wo", {{40, 48}, storage});
+  graph::ValueId q = b.gemm("q", x, wq, storage);
+  graph::ValueId k = b.gemm("k", x, wk, storage);
+  graph::ValueId v = b.gemm("v", x, wv, storage);
+  graph::ValueId a = b.attention("attention", q, k, v, 0.0f, storage);
+  b.output("y", b.gemm("out", a, wo, storage));
+  return b.finish();
+}
+
+TEST(EndToEnd, AttentionMatchesTheReference) {
+  struct Case {
+    ElementType type;
+    std::int64_t batch, segment;
+  };
+  // Segments of whole panels (split between groups) and of 13 rows (one group).
+  for (Case c : {Case{ElementType::F16, 3, 32}, Case{ElementType::F32, 2, 32}, Case{ElementType::F16, 3, 13}}) {
+    Outcome outcome = compile_and_run(attention_graph(c.type, c.batch, c.segment), on_tiles(16));
+    EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+    EXPECT_LT(outcome.max_error, c.type == ElementType::F32 ? 1e-4 : 2e-2) << outcome.compiled.plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
+  }
+}
+
+TEST(EndToEnd, AttentionOnHostInputs) {
+  const StorageType f32{ElementType::F32, 0};
+  graph::GraphBuilder b;
+  graph::ValueId q = b.input("q", {{2, 16, 24}, f32});
+  graph::ValueId k = b.input("k", {{2, 16, 24}, f32});
+  graph::ValueId v = b.input("v", {{2, 16, 24}, f32});
+  b.output("y", b.attention("attention", q, k, v, 0.25f, f32));
+  Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+  EXPECT_LT(outcome.max_error, 1e-5) << outcome.compiled.plan;
+}
+
+// Two self-attention blocks with residuals, as a repeat over stacked weights.
+TEST(EndToEnd, AttentionBlocksInARepeatMatchTheReference) {
+  const StorageType f32{ElementType::F32, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{2, 16, 32}, f32});
+  std::vector<graph::ValueId> weights;
+  for (const char* name : {"Wq", "Wk", "Wv", "Wo"}) weights.push_back(b.parameter(name, {{2, 32, 32}, f32}));
+  graph::GraphBuilder::RepeatOperands operands{.carried = {x}, .sequence = weights};
+  graph::ValueId y = b.repeat("blocks", 2, operands, [&](graph::GraphBuilder& body, const std::vector<graph::ValueId>& args) {
+                        graph::ValueId q = body.gemm("q", args[0], args[1], f32);
+                        graph::ValueId k = body.gemm("k", args[0], args[2], f32);
+                        graph::ValueId v = body.gemm("v", args[0], args[3], f32);
+                        graph::ValueId a = body.attention("attention", q, k, v);
+                        return std::vector<graph::ValueId>{body.add("residual", body.gemm("o", a, args[4], f32), args[0])};
+                      }).front();
+  b.output("y", y);
+  Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+  EXPECT_LT(outcome.max_error, 1e-4) << outcome.compiled.plan;
+  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
+}
+
+TEST(Compile, AttentionItCannotPlanIsRejectedByName) {
+  graph::GraphBuilder b;
+  const StorageType f16{ElementType::F16, 0};
+  // As many rows as q, but in four segments of 8 keys that q's one segment
+  // of 32 queries broadcasts against.
+  graph::ValueId q = b.input("q", {{1, 32, 24}, f16});
+  graph::ValueId k = b.input("k", {{4, 8, 24}, f16});
+  b.output("y", b.attention("shared_keys", q, k, k, 0.0f, f16));
+  try {
+    compile(b.finish(), on_tiles(16));
+    FAIL() << "compiled attention with broadcast keys";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("op 'shared_keys'"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("share their leading axes"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace tilec::compiler
