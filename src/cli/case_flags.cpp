@@ -53,14 +53,6 @@ compiler::CompileOptions compile_options(const TargetFlags& flags, const std::st
   return options;
 }
 
-std::map<std::string, graph::TensorType> source_types(const graph::Graph& graph) {
-  std::map<std::string, graph::TensorType> types;
-  for (const graph::Op& op : graph.ops)
-    if (op.kind == graph::OpKind::Input || op.kind == graph::OpKind::Parameter)
-      types.emplace(op.name, graph.type(op.results.at(0)));
-  return types;
-}
-
 GraphSource load_graph_source(const CLI::App& command, const std::string& graph_file, const WorkloadFlags& workload,
                               const std::string& inputs_dir, bool with_data, std::uint32_t budget_kib) {
   if (graph_file.empty() == workload.workload.empty())
@@ -84,14 +76,16 @@ GraphSource load_graph_source(const CLI::App& command, const std::string& graph_
     source.identity.workload = bench::workload_label(workload.workload, options);
   } else {
     reject_workload_options_without_workload(command, workload);
-    if (with_data && inputs_dir.empty()) throw_bad_input("--inputs", "a GRAPH file needs --inputs DIR with its inputs and parameters");
+    if (!with_data && command.count("--seed") > 0) throw_bad_input("--seed", "applies to --workload only here");
+    if (with_data) check_graph_file_data_flags(command, inputs_dir);
     source.graph = graph::load_graph_file(graph_file);
+    if (with_data) source.data = graph_file_data(command, source.graph, inputs_dir, workload);
     source.identity.name = fmt::format("{}-{}", std::filesystem::path(graph_file).stem().string(),
                                        budget_kib == 0 ? std::string("default") : fmt::format("{}k", budget_kib));
     source.identity.workload = graph_file;
   }
   // --inputs replaces a workload's own data (every tensor must be there).
-  if (with_data && !inputs_dir.empty()) source.data = graph::read_tensor_dir(inputs_dir, source_types(source.graph));
+  if (with_data && !inputs_dir.empty() && !workload.workload.empty()) source.data = graph::read_tensor_dir(inputs_dir, source_types(source.graph));
   return source;
 }
 

@@ -48,12 +48,10 @@ struct GraphSource {
 };
 
 // GRAPH file or --workload NAME (one of them). With `with_data`, also the
-// data: the workload's own, or --inputs DIR (required for a graph file).
+// data: the workload's own or --inputs DIR; a graph file's from --inputs DIR
+// or generated with --seed N.
 GraphSource load_graph_source(const CLI::App& command, const std::string& graph_file,
                               const WorkloadFlags& workload, const std::string& inputs_dir, bool with_data,
                               std::uint32_t budget_kib);
-
-// The inputs and parameters a graph needs, by name and type.
-std::map<std::string, graph::TensorType> source_types(const graph::Graph& graph);
 
 }  // namespace tilec::cli

@@ -74,7 +74,7 @@ struct Loaded {
 Loaded load(const CLI::App& command, const ReferenceFlags& flags) {
   const bool workload = !flags.workload.workload.empty();
   if (workload == !flags.graph_file.empty())
-    throw_bad_input("reference", "give --workload NAME or --graph FILE --inputs DIR (one of them)");
+    throw_bad_input("reference", "give --workload NAME or --graph FILE (one of them)");
   if (workload) {
     if (!flags.inputs_dir.empty()) throw_bad_input("--inputs", "applies to --graph only");
     const graph::MlpOptions options = workload_options(flags.workload);
@@ -91,16 +91,13 @@ Loaded load(const CLI::App& command, const ReferenceFlags& flags) {
     return loaded;
   }
   reject_workload_options_without_workload(command, flags.workload);
-  if (flags.inputs_dir.empty()) throw_bad_input("--graph", "needs --inputs DIR with its inputs and parameters");
+  check_graph_file_data_flags(command, flags.inputs_dir);
   Loaded loaded;
   loaded.graph = graph::load_graph_file(flags.graph_file);
-  std::map<std::string, graph::TensorType> types;
-  for (const graph::Op& op : loaded.graph.ops)
-    if (op.kind == graph::OpKind::Input || op.kind == graph::OpKind::Parameter)
-      types.emplace(op.name, loaded.graph.type(op.results.at(0)));
-  Span span("read_inputs");
-  loaded.data = graph::read_tensor_dir(flags.inputs_dir, types);
-  loaded.title = flags.graph_file;
+  Span span("load_data");
+  loaded.data = graph_file_data(command, loaded.graph, flags.inputs_dir, flags.workload);
+  loaded.title = command.count("--seed") > 0 ? fmt::format("{} seed {}", flags.graph_file, flags.workload.seed)
+                                             : flags.graph_file;
   return loaded;
 }
 
@@ -227,7 +224,7 @@ void add_reference_command(CLI::App& app) {
       ->type_name("FILE");
   command->add_option("--inputs", flags->inputs_dir,
                       "With --graph: directory of NAME.npy per input and parameter (manifest.json "
-                      "optional)")
+                      "optional); or give --seed N for generated data")
       ->type_name("DIR");
   command->add_option("--dump", flags->dump_dir,
                       "Write inputs, parameters and outputs as NAME.npy with manifest.json, and the "

@@ -119,7 +119,7 @@ void add_run_command(CLI::App& app) {
   add_target_flags(*command, flags->target);
   command->add_option("--inputs", flags->inputs_dir,
                       "Directory of NAME.npy per input and parameter (manifest.json optional); a workload uses its "
-                      "own generated data without it")
+                      "own generated data without it, a GRAPH file generated data with --seed N")
       ->type_name("DIR");
   command->add_option("--package", flags->package_file, "Run this package (.tpk) of the graph instead of compiling")
       ->type_name("FILE");

@@ -1,5 +1,6 @@
 #include "cli/workload_flags.h"
 
+#include "graph/npy.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -12,7 +13,7 @@ namespace tilec::cli {
 namespace {
 
 constexpr const char* kWorkloadOptions[] = {"--batch", "--blocks", "--precision", "--fp8-scale", "--bias",
-                                            "--tokens", "--width", "--hidden", "--seed"};
+                                            "--tokens", "--width", "--hidden"};
 
 template <typename Integer>
 std::optional<Integer> parse_integer(const std::string& text) {
@@ -59,7 +60,8 @@ void add_workload_flags(CLI::App& command, WorkloadFlags& flags) {
   command.add_option("--width", flags.width, "Model width, workload mlp only (default 16)")->type_name("N");
   command.add_option("--hidden", flags.hidden, "MLP hidden width, workload mlp only (default 32)")
       ->type_name("N");
-  command.add_option("--seed", flags.seed, "Seed of the generated inputs and parameters (default 0)")
+  command.add_option("--seed", flags.seed, "Seed of the generated inputs and parameters: a workload's, or a GRAPH file's "
+                     "in place of --inputs (default 0)")
       ->type_name("N");
 }
 
@@ -93,6 +95,30 @@ void reject_workload_options_without_workload(const CLI::App& command, const Wor
   if (!flags.workload.empty()) return;
   for (const char* option : kWorkloadOptions)
     if (command.count(option) > 0) throw_bad_input(option, "applies to --workload only");
+}
+
+std::map<std::string, graph::TensorType> source_types(const graph::Graph& graph) {
+  std::map<std::string, graph::TensorType> types;
+  for (const graph::Op& op : graph.ops)
+    if (op.kind == graph::OpKind::Input || op.kind == graph::OpKind::Parameter)
+      types.emplace(op.name, graph.type(op.results.at(0)));
+  return types;
+}
+
+void check_graph_file_data_flags(const CLI::App& command, const std::string& inputs_dir) {
+  const bool seeded = command.count("--seed") > 0;
+  if (!inputs_dir.empty() && seeded)
+    throw_bad_input("--seed", "a GRAPH file takes its data from --inputs DIR or --seed N, not both");
+  if (inputs_dir.empty() && !seeded)
+    throw_bad_input("--inputs", "a GRAPH file needs --inputs DIR with its inputs and parameters, or --seed N for "
+                    "generated data");
+}
+
+graph::TensorMap graph_file_data(const CLI::App& command, const graph::Graph& graph, const std::string& inputs_dir,
+                                 const WorkloadFlags& flags) {
+  check_graph_file_data_flags(command, inputs_dir);
+  if (inputs_dir.empty()) return graph::generate_data(graph, workload_seed(flags));
+  return graph::read_tensor_dir(inputs_dir, source_types(graph));
 }
 
 std::string workload_title(const WorkloadFlags& flags, const graph::MlpOptions& options) {

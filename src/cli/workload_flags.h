@@ -7,11 +7,13 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/tensor.h"
 #include "graph/workloads.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -35,8 +37,20 @@ void add_workload_flags(CLI::App& command, WorkloadFlags& flags);
 graph::MlpOptions workload_options(const WorkloadFlags& flags);
 std::uint64_t workload_seed(const WorkloadFlags& flags);
 
-// BadInput when a workload option was given to `command` without --workload.
+// BadInput when a workload option was given to `command` without --workload
+// (--seed is not one: it also generates a graph file's data).
 void reject_workload_options_without_workload(const CLI::App& command, const WorkloadFlags& flags);
+
+// The inputs and parameters a graph needs, by name and type.
+std::map<std::string, graph::TensorType> source_types(const graph::Graph& graph);
+
+// A graph file's inputs and parameters: read from `inputs_dir`, or
+// generated (graph::generate_data) when --seed N was given instead.
+// BadInput for neither or both (checked alone by the first, before any
+// file is read).
+void check_graph_file_data_flags(const CLI::App& command, const std::string& inputs_dir);
+graph::TensorMap graph_file_data(const CLI::App& command, const graph::Graph& graph, const std::string& inputs_dir,
+                                 const WorkloadFlags& flags);
 
 // "siglip-mlp fp8 batch 1 blocks 1": what a workload run is called in reports.
 std::string workload_title(const WorkloadFlags& flags, const graph::MlpOptions& options);

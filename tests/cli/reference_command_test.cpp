@@ -114,9 +114,12 @@ TEST(ReferenceCommand, OutOfRangeFlagsAreOneLine) {
 }
 
 TEST(ReferenceCommand, UsageErrorsAreOneLine) {
-  expect_one_line_error(run_tilec("reference"),
-                        "reference: give --workload NAME or --graph FILE --inputs DIR (one of them)");
-  expect_one_line_error(run_tilec("reference --graph g.json"), "--graph: needs --inputs DIR with its inputs and parameters");
+  expect_one_line_error(run_tilec("reference"), "reference: give --workload NAME or --graph FILE (one of them)");
+  expect_one_line_error(run_tilec("reference --graph g.json"),
+                        "--inputs: a GRAPH file needs --inputs DIR with its inputs and parameters, or --seed N for "
+                        "generated data");
+  expect_one_line_error(run_tilec("reference --graph g.json --inputs d --seed 2"),
+                        "--seed: a GRAPH file takes its data from --inputs DIR or --seed N, not both");
   expect_one_line_error(run_tilec("reference --workload mlp --inputs d"), "--inputs: applies to --graph only");
   expect_one_line_error(run_tilec("reference --workload mlp --intermediates"), "--intermediates: needs --dump DIR");
   expect_one_line_error(run_tilec("reference --graph g.json --inputs d --precision fp16"),
