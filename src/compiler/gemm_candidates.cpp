@@ -13,15 +13,39 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Whether the value of `activation` is later cast to FP8 on an elementwise
+// path: by a map step's epilogue, or, when it is a repeat's carried value at
+// the body's end, by the next iteration's steps.
+bool quantised_to_fp8_later(const Chain& chain, int activation, std::vector<bool>& seen) {
+  if (seen[static_cast<std::size_t>(activation)]) return false;
+  seen[static_cast<std::size_t>(activation)] = true;
+  if (is_fp8(chain.activations[static_cast<std::size_t>(activation)].storage.element)) return true;
+  if (chain.repeat)
+    for (const auto& [start, end] : chain.repeat->carried)
+      if (end == activation && quantised_to_fp8_later(chain, start, seen)) return true;
+  for (const Step& consumer : chain.steps) {
+    if (consumer.kind != StepKind::Map) continue;
+    if (consumer.input != activation && consumer.second_input != activation) continue;
+    if (is_fp8(consumer.result.element)) return true;
+    for (const EpilogueOp& op : consumer.epilogue)
+      if (is_fp8(op.result.element)) return true;
+    if (quantised_to_fp8_later(chain, consumer.output, seen)) return true;
+  }
+  return false;
+}
+
 // Partial sums are summed in FP32 and rounded once to the GEMM's result
 // type. They travel as FP16 (half the exchange) when the result is FP16 and
-// nothing quantises it further (an FP8 cast would turn their rounding into
-// coarse flips) and one pass sums them all; otherwise as FP32 (a chain of
-// passes would round its intermediate sums to FP16).
-ElementType partial_type_for(const Step& step, int k_parts) {
+// nothing quantises it further (an FP8 cast, here or in a later elementwise
+// step or iteration, would turn their rounding into coarse flips) and one
+// pass sums them all; otherwise as FP32 (a chain of passes would round its
+// intermediate sums to FP16).
+ElementType partial_type_for(const Chain& chain, const Step& step, int k_parts) {
   if (step.result.element != ElementType::F16 || k_parts > kMaxCombineInputs) return ElementType::F32;
   for (const EpilogueOp& op : step.epilogue)
     if (is_fp8(op.result.element)) return ElementType::F32;
+  std::vector<bool> seen(chain.activations.size(), false);
+  if (quantised_to_fp8_later(chain, step.output, seen)) return ElementType::F32;
   return ElementType::F16;
 }
 
@@ -63,7 +87,7 @@ GemmCandidate make_candidate(const Chain& chain, const Step& step, int column_pa
       candidate.output_layout.tiles.push_back({grid.tile(np, kp)});
     }
   }
-  candidate.partial_type = partial_type_for(step, k_parts);
+  candidate.partial_type = partial_type_for(chain, step, k_parts);
   candidate.max_columns = grid.columns.front().size();
   candidate.max_ks = grid.ks.front().size();
   std::int64_t panel_columns = ceil_div(candidate.max_columns, kPanelRows) * kPanelRows;
