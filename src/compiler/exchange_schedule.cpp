@@ -3,6 +3,7 @@
 #include "support/error.h"
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 
 namespace tilec::compiler {
@@ -10,6 +11,9 @@ namespace tilec::compiler {
 namespace {
 
 constexpr std::uint32_t kIssue = 6;  // cycles between two supervisor bundles
+// How many of a tile's pending sends the scheduler weighs at each step (the
+// first free one always among them), bounding its time on long send lists.
+constexpr std::size_t kSendWindow = 16;
 
 int set_register_bundles(std::uint32_t value) { return value < (1u << 20) ? 1 : 2; }
 
@@ -45,23 +49,29 @@ class GroupPhaseScheduler {
       }
       armed[static_cast<std::size_t>(tile)] = time;
     }
-    // Sends: greedy, earliest feasible start first. A send's feasible start
-    // only ever grows as others are scheduled, so a lazy queue works: pop
-    // the earliest, recompute it, and schedule it if it did not move.
-    std::vector<std::size_t> next(static_cast<std::size_t>(group_size), 0);
+    // Sends: greedy, earliest feasible start first. A tile may send in any
+    // order that keeps its sends to each receiver in list order (receives
+    // from one source match its sends in order); among its sends free to go
+    // it takes the earliest to start, ties going round the group from the
+    // next tile (in an all-to-all every tile then targets a different
+    // receiver). A send's feasible start only ever grows as others are
+    // scheduled, so a lazy queue works: pop the earliest, recompute it, and
+    // schedule it if it did not move.
+    std::vector<std::vector<int>> pending(sends);
     std::vector<std::uint32_t> ready(armed);  // when the tile's supervisor can issue its next send
     std::vector<std::uint32_t> port_free(static_cast<std::size_t>(group_size), 0);
     std::uint32_t longest = *std::max_element(armed.begin(), armed.end());
     struct Candidate {
       ExchangeAction action;
       ExchangeRegisters registers;
-      std::uint32_t start;
+      std::uint32_t start = 0;
+      std::size_t position = 0;  // in pending[tile]
     };
-    auto evaluate = [&](int tile) {
-      int index = sends[static_cast<std::size_t>(tile)][next[static_cast<std::size_t>(tile)]];
+    auto evaluate_send = [&](int tile, std::size_t position) {
+      int index = pending[static_cast<std::size_t>(tile)][position];
       const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
       Candidate candidate{ExchangeAction{ExchangeAction::Kind::Send, index, destination(transfer), 0},
-                          registers[static_cast<std::size_t>(tile)], 0};
+                          registers[static_cast<std::size_t>(tile)], 0, position};
       int bundles = exchange_action_bundles(candidate.action, transfer, candidate.registers);
       // The send itself is the last bundle: it issues once the set-up and
       // the xwait before it have issued.
@@ -74,10 +84,36 @@ class GroupPhaseScheduler {
       candidate.start = start;
       return candidate;
     };
+    auto rotation = [&](int tile, const Transfer& transfer) {
+      return (transfer.destination_tiles.front() - tile + group_size) % group_size;
+    };
+    auto evaluate = [&](int tile) {
+      const std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
+      std::vector<int> earlier_receivers;  // of the pending sends before the one looked at
+      std::optional<Candidate> best;
+      int best_rotation = 0;
+      for (std::size_t position = 0; position < list.size() && position < kSendWindow; ++position) {
+        const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(list[position])];
+        bool free_to_go = std::none_of(transfer.destination_tiles.begin(), transfer.destination_tiles.end(), [&](int r) {
+          return std::find(earlier_receivers.begin(), earlier_receivers.end(), r) != earlier_receivers.end();
+        });
+        earlier_receivers.insert(earlier_receivers.end(), transfer.destination_tiles.begin(),
+                                 transfer.destination_tiles.end());
+        if (!free_to_go) continue;
+        Candidate candidate = evaluate_send(tile, position);
+        int candidate_rotation = rotation(tile, transfer);
+        if (!best || candidate.start < best->start ||
+            (candidate.start == best->start && candidate_rotation < best_rotation)) {
+          best = candidate;
+          best_rotation = candidate_rotation;
+        }
+      }
+      return *best;
+    };
     using Entry = std::pair<std::uint32_t, int>;  // (start, tile): ties go to the lower tile
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
     for (int tile = 0; tile < group_size; ++tile)
-      if (!sends[static_cast<std::size_t>(tile)].empty()) queue.emplace(evaluate(tile).start, tile);
+      if (!pending[static_cast<std::size_t>(tile)].empty()) queue.emplace(evaluate(tile).start, tile);
     while (!queue.empty()) {
       auto [start, tile] = queue.top();
       queue.pop();
@@ -98,8 +134,9 @@ class GroupPhaseScheduler {
         longest = std::max(longest, candidate.start + latency + words);
       }
       longest = std::max(longest, ready[static_cast<std::size_t>(tile)]);
-      if (++next[static_cast<std::size_t>(tile)] < sends[static_cast<std::size_t>(tile)].size())
-        queue.emplace(evaluate(tile).start, tile);
+      std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(candidate.position));
+      if (!list.empty()) queue.emplace(evaluate(tile).start, tile);
     }
     plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], longest);
   }

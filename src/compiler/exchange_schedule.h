@@ -8,7 +8,10 @@
 // which keeps each source's receives in its send order), then sends at
 // planned cycles: a greedy list schedule in which a send starts when its
 // tile is free, every receiver's port is free (4 bytes a cycle, one sender
-// at a time) and every receiver has armed its receives, with the
+// at a time) and every receiver has armed its receives; a tile may send
+// out of list order except to a receiver it already owes an earlier send
+// (ties rotate round the group, so an all-to-all takes one round per peer),
+// with the
 // supervisor's own instruction time counted exactly as the emitted code
 // will spend it. Multicast sends name exchange groups (tile lists, shared
 // by the package).
