@@ -248,7 +248,7 @@ class LirBuilder {
       return Place{add_buffer(std::move(buffer)), 0, 0, 0};
     }
     if (iteration_record_ < 0) {
-      Buffer buffer{"iteration records", BufferKind::IterationRecord};
+      Buffer buffer{"weights of every iteration", BufferKind::IterationRecord};
       buffer.lifetime.resident = true;
       iteration_record_ = add_buffer(std::move(buffer));
     }
