@@ -127,11 +127,6 @@ TEST(EndToEnd, WideReductionsChainTheirPasses) {
   EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 TEST(Compile, TheSameGraphGivesTheSamePackage) {
   graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
@@ -167,11 +162,6 @@ TEST(Compile, ABudgetBelowTheDataNamesThePeakTheTileAndTheBudget) {
   }
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 TEST(Compile, EveryStageCanBeDumped) {
   graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
@@ -186,11 +176,6 @@ TEST(Compile, EveryStageCanBeDumped) {
   EXPECT_THROW(compile(graph, options), Error);
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 std::size_t largest_program(const package::Package& package) {
   std::size_t most = 0;
@@ -212,11 +197,6 @@ TEST(Compile, RepeatBodiesAreEmittedOnceAndLooped) {
   EXPECT_EQ(sizes[0], sizes[1]) << "the supervisor program grew with the number of blocks";
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 // x -> gemm -> layernorm -> gemm -> softmax, in FP16 and FP32.
 graph::Graph normalised_graph(ElementType type) {
@@ -243,11 +223,6 @@ TEST(EndToEnd, LayerNormAndSoftmaxMatchTheReference) {
   }
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 // The one full-chip test here: the reference workload as the sweep runs it.
 TEST(FullChip, SiglipMlpBatchOneBeatsTheReferenceHardware) {
@@ -260,11 +235,6 @@ TEST(FullChip, SiglipMlpBatchOneBeatsTheReferenceHardware) {
   EXPECT_LE(outcome.compiled.peak_bytes, ipu21().memory_bytes());
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 // Elementwise ops after a whole-row op run as their own step (the row
 // kernels apply no epilogue).
@@ -282,11 +252,6 @@ TEST(EndToEnd, GeluAfterLayerNormIsApplied) {
   EXPECT_LT(outcome.max_error, 2e-3) << outcome.compiled.plan;
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 // x -> (q, k, v projections) -> attention over segments of `segment` rows
 // -> output projection.
@@ -371,11 +336,6 @@ TEST(Compile, AttentionItCannotPlanIsRejectedByName) {
   }
 }
 
-}  // namespace
-}  // namespace tilec::compiler
-
-namespace tilec::compiler {
-namespace {
 
 // Columns [first, first + count) of a row-major [rows, cols] tensor, or rows
 // [first, first + count) of a [rows, cols] weight.
