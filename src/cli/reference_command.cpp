@@ -1,6 +1,7 @@
 // `tilec reference`: runs a workload or a graph file on the host reference
 // interpreter (graph/reference.h), prints a summary, and can dump every
 // input, parameter and output as .npy files with a manifest.
+#include "bench/verify.h"
 #include "cli/commands.h"
 #include "support/number_text.h"
 #include "cli/workload_flags.h"
@@ -17,8 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <xxhash.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <memory>
 
 namespace tilec::cli {
@@ -32,6 +35,14 @@ struct ReferenceFlags {
   std::string dump_dir;
   bool intermediates = false;
   bool json = false;
+  std::string k_parts;  // empty: no second run
+};
+
+// The outputs again with every GEMM's K summed in parts, compared with the
+// one-accumulator outputs by the tolerance rule (--k-parts).
+struct OrderDrift {
+  int k_parts = 0;
+  bench::Comparison comparison;
 };
 
 struct Statistics {
@@ -122,7 +133,7 @@ void dump(const std::string& directory, const Loaded& loaded, const graph::Refer
 }
 
 void print_summary(const Loaded& loaded, const graph::TensorMap& outputs, double seconds,
-                   const std::string& dump_dir) {
+                   const std::string& dump_dir, const std::optional<OrderDrift>& drift) {
   struct Line {
     std::string name, role, type, detail;
   };
@@ -150,6 +161,13 @@ void print_summary(const Loaded& loaded, const graph::TensorMap& outputs, double
                widths[2], line.detail);
   fmt::print("  {} MACs in {} (host reference: FP32, each op's result rounded to its storage type)\n",
              grouped(graph::graph_macs(loaded.graph)), format_duration(seconds));
+  if (drift) {
+    const bench::Comparison& c = drift->comparison;
+    fmt::print("  with every GEMM's K summed in {} parts: {} of {} output elements beyond 0.03 + 0.05 x |reference|, "
+               "max abs difference {}\n",
+               drift->k_parts, grouped(c.out_of_tolerance), grouped(c.elements),
+               c.maximum_absolute_error ? fmt::format("{:.4g}", *c.maximum_absolute_error) : std::string("not finite"));
+  }
   if (!dump_dir.empty()) fmt::print("  dumped to {}\n", dump_dir);
 }
 
@@ -162,7 +180,8 @@ nlohmann::json tensor_json(const std::string& name, const graph::Tensor& tensor)
           {"bytes", tensor.bytes.size()}};
 }
 
-void print_json(const Loaded& loaded, const graph::TensorMap& outputs, double seconds, const std::string& dump_dir) {
+void print_json(const Loaded& loaded, const graph::TensorMap& outputs, double seconds, const std::string& dump_dir,
+                const std::optional<OrderDrift>& drift) {
   nlohmann::ordered_json summary;
   summary["run"] = loaded.title;
   summary["seconds"] = seconds;
@@ -190,12 +209,29 @@ void print_json(const Loaded& loaded, const graph::TensorMap& outputs, double se
     output_list.push_back(entry);
   }
   summary["outputs"] = output_list;
+  if (drift) {
+    const bench::Comparison& c = drift->comparison;
+    summary["orderDrift"] = {{"kParts", drift->k_parts},
+                             {"elements", c.elements},
+                             {"outOfTolerance", c.out_of_tolerance},
+                             {"maximumAbsoluteError", c.maximum_absolute_error ? nlohmann::json(*c.maximum_absolute_error)
+                                                                                : nlohmann::json(nullptr)}};
+  }
   if (!dump_dir.empty()) summary["dump"] = dump_dir;
   fmt::print("{}\n", summary.dump());
 }
 
 void run(const CLI::App& command, const ReferenceFlags& flags) {
   if (flags.intermediates && flags.dump_dir.empty()) throw_bad_input("--intermediates", "needs --dump DIR");
+  int k_parts = 1;
+  if (!flags.k_parts.empty()) {
+    std::uint32_t parsed = 0;
+    const char* end = flags.k_parts.data() + flags.k_parts.size();
+    auto [stop, error] = std::from_chars(flags.k_parts.data(), end, parsed);
+    if (error != std::errc() || stop != end || parsed < 2 || parsed > 64)
+      throw_bad_input("--k-parts " + flags.k_parts, "must be an integer from 2 to 64");
+    k_parts = static_cast<int>(parsed);
+  }
   const Loaded loaded = load(command, flags);
   graph::ReferenceResult result;
   double seconds = 0;
@@ -204,11 +240,18 @@ void run(const CLI::App& command, const ReferenceFlags& flags) {
     result = graph::run_reference(loaded.graph, loaded.data, flags.intermediates);
     seconds = span.elapsed_seconds();
   }
+  std::optional<OrderDrift> drift;
+  if (!flags.k_parts.empty()) {
+    Span span("reference_in_k_parts");
+    drift = OrderDrift{k_parts, bench::compare_outputs(
+                                    graph::run_reference(loaded.graph, loaded.data, false, k_parts).outputs,
+                                    result.outputs)};
+  }
   if (!flags.dump_dir.empty()) dump(flags.dump_dir, loaded, result);
   if (flags.json)
-    print_json(loaded, result.outputs, seconds, flags.dump_dir);
+    print_json(loaded, result.outputs, seconds, flags.dump_dir, drift);
   else
-    print_summary(loaded, result.outputs, seconds, flags.dump_dir);
+    print_summary(loaded, result.outputs, seconds, flags.dump_dir, drift);
 }
 
 }  // namespace
@@ -233,6 +276,10 @@ void add_reference_command(CLI::App& app) {
   command->add_flag("--intermediates", flags->intermediates,
                     "With --dump: also write every op's result into DIR/intermediates (a repeat "
                     "body's as REPEAT[i].NAME)");
+  command->add_option("--k-parts", flags->k_parts,
+                      "Also run the graph with every GEMM's K summed in P parts (as a plan splitting K over P "
+                      "tiles does) and report how many output elements that moves beyond the tolerance")
+      ->type_name("P");
   command->add_flag("--json", flags->json, "Print one JSON object instead of the readable summary");
   command->callback([command, flags] { run(*command, *flags); });
 }

@@ -87,7 +87,7 @@ std::span<const float> slice(const Buffer& buffer, std::int64_t offset, std::int
                                                       static_cast<std::size_t>(count));
 }
 
-Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result) {
+Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result, int k_parts) {
   const Shape& as = a.type.shape;
   const Shape& bs = b.type.shape;
   const std::int64_t m = result[result.size() - 2], n = result.back();
@@ -98,7 +98,7 @@ Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result)
   if (product(b_batch) == 1 && !op.transpose_a) {
     // One B for every batch element: a single GEMM over all rows of A.
     const std::int64_t rows = product(a_batch) * m;
-    reference::gemm(*a.data, *b.data, c, rows, n, k, false, op.transpose_b);
+    reference::gemm(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_parts);
     return c;
   }
   const BroadcastMap a_map(a_batch, batch), b_map(b_batch, batch);
@@ -106,7 +106,7 @@ Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result)
     reference::gemm(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
                     std::span<float>(c).subspan(static_cast<std::size_t>(i * m * n),
                                                 static_cast<std::size_t>(m * n)),
-                    m, n, k, op.transpose_a, op.transpose_b);
+                    m, n, k, op.transpose_a, op.transpose_b, k_parts);
   return c;
 }
 
@@ -196,8 +196,8 @@ Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v
 
 class Interpreter {
  public:
-  Interpreter(bool keep_intermediates, TensorMap& intermediates)
-      : keep_(keep_intermediates), intermediates_(intermediates) {}
+  Interpreter(bool keep_intermediates, int gemm_k_parts, TensorMap& intermediates)
+      : keep_(keep_intermediates), gemm_k_parts_(gemm_k_parts), intermediates_(intermediates) {}
 
   // Runs `graph` with its arguments (bodies) or with `sources` supplying its
   // inputs and parameters; returns its outputs' buffers in order.
@@ -242,7 +242,7 @@ class Interpreter {
     const TensorType& type = graph.type(op.results[0]);
     Values result;
     switch (op.kind) {
-      case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape); break;
+      case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape, gemm_k_parts_); break;
       case OpKind::Gelu: result = gelu(op, operand(0)); break;
       case OpKind::Add: result = add(operand(0), operand(1), type.shape); break;
       case OpKind::Cast: result = *operand(0).data; break;
@@ -290,6 +290,7 @@ class Interpreter {
   }
 
   bool keep_;
+  int gemm_k_parts_;
   TensorMap& intermediates_;
 };
 
@@ -312,11 +313,12 @@ void check_sources(const Graph& graph, const TensorMap& tensors) {
 
 }  // namespace
 
-ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool keep_intermediates) {
+ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,
+                              int gemm_k_parts) {
   validate(graph);
   check_sources(graph, tensors);
   ReferenceResult result;
-  Interpreter interpreter(keep_intermediates, result.intermediates);
+  Interpreter interpreter(keep_intermediates, gemm_k_parts, result.intermediates);
   std::vector<Buffer> outputs = interpreter.run(graph, {}, &tensors, "");
   for (std::size_t i = 0; i < outputs.size(); ++i)
     result.outputs.insert_or_assign(graph.outputs[i].first,

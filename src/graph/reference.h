@@ -23,7 +23,9 @@ struct ReferenceResult {
 
 // `tensors` holds every input and parameter by name with exactly its graph
 // type (others are ignored); BadInput names a missing or mistyped one.
+// gemm_k_parts > 1 sums every gemm op's K in that many parts
+// (reference::gemm): the same graph in another valid summation order.
 ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors,
-                              bool keep_intermediates = false);
+                              bool keep_intermediates = false, int gemm_k_parts = 1);
 
 }  // namespace tilec::graph

@@ -27,6 +27,7 @@ namespace {
 constexpr std::int64_t kRowBlock = 64;      // rows of C per task
 constexpr std::int64_t kColumnBlock = 256;  // columns of C per task
 constexpr std::int64_t kDepthBlock = 256;   // k per pass over a task's C
+constexpr std::int64_t kSplitUnit = 16;    // k per unit of a K split (the device's panel)
 constexpr int kMicroRows = 4;
 constexpr int kMicroColumns = 64;
 
@@ -97,11 +98,43 @@ void edge_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t 
     }
 }
 
+// C = the sequential sums over k in [k_begin, k_end), each from +0; lhs is
+// [m][k] and rhs [k][n] (the kernel's orders).
+void sums_over(const float* lhs, const float* rhs, std::span<float> c, std::int64_t m, std::int64_t n,
+               std::int64_t k, std::int64_t k_begin, std::int64_t k_end) {
+  std::fill(c.begin(), c.end(), 0.0f);
+  const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
+  const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
+  // Each task owns a block of C: the result cannot depend on the threads.
+  parallel_for(0, static_cast<std::size_t>(row_blocks * column_blocks), [&](std::size_t task) {
+    const std::int64_t row0 = static_cast<std::int64_t>(task) / column_blocks * kRowBlock;
+    const std::int64_t column0 = static_cast<std::int64_t>(task) % column_blocks * kColumnBlock;
+    const std::int64_t rows = std::min(kRowBlock, m - row0);
+    const std::int64_t columns = std::min(kColumnBlock, n - column0);
+    for (std::int64_t depth0 = k_begin; depth0 < k_end; depth0 += kDepthBlock) {
+      const std::int64_t depth = std::min(kDepthBlock, k_end - depth0);
+      for (std::int64_t j = 0; j < columns; j += kMicroColumns)
+        for (std::int64_t r = 0; r < rows; r += kMicroRows) {
+          const float* a_block = lhs + (row0 + r) * k + depth0;
+          const float* b_block = rhs + depth0 * n + column0 + j;
+          float* c_block = c.data() + (row0 + r) * n + column0 + j;
+          const std::int64_t micro_rows = std::min<std::int64_t>(kMicroRows, rows - r);
+          const std::int64_t micro_columns = std::min<std::int64_t>(kMicroColumns, columns - j);
+          if (micro_rows == kMicroRows && micro_columns == kMicroColumns)
+            micro_kernel(a_block, k, b_block, n, c_block, n, depth);
+          else
+            edge_kernel(a_block, k, b_block, n, c_block, n, micro_rows, micro_columns, depth);
+        }
+    }
+  });
+}
+
 }  // namespace
 
 void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
-          std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b) {
+          std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int k_parts) {
   TILEC_CHECK(m >= 0 && n >= 0 && k >= 0, "gemm of negative size {}x{}x{}", m, n, k);
+  TILEC_CHECK(k_parts >= 1, "gemm in {} K parts", k_parts);
   TILEC_CHECK(static_cast<std::int64_t>(a.size()) == m * k &&
                   static_cast<std::int64_t>(b.size()) == k * n &&
                   static_cast<std::int64_t>(c.size()) == m * n,
@@ -125,31 +158,25 @@ void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c
       for (std::int64_t p = 0; p < k; ++p) b_rows[static_cast<std::size_t>(p * n + j)] = b[static_cast<std::size_t>(j * k + p)];
     rhs = b_rows.data();
   }
-  std::fill(c.begin(), c.end(), 0.0f);
-  const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
-  const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
-  // Each task owns a block of C: the result cannot depend on the threads.
-  parallel_for(0, static_cast<std::size_t>(row_blocks * column_blocks), [&](std::size_t task) {
-    const std::int64_t row0 = static_cast<std::int64_t>(task) / column_blocks * kRowBlock;
-    const std::int64_t column0 = static_cast<std::int64_t>(task) % column_blocks * kColumnBlock;
-    const std::int64_t rows = std::min(kRowBlock, m - row0);
-    const std::int64_t columns = std::min(kColumnBlock, n - column0);
-    for (std::int64_t depth0 = 0; depth0 < k; depth0 += kDepthBlock) {
-      const std::int64_t depth = std::min(kDepthBlock, k - depth0);
-      for (std::int64_t j = 0; j < columns; j += kMicroColumns)
-        for (std::int64_t r = 0; r < rows; r += kMicroRows) {
-          const float* a_block = lhs + (row0 + r) * k + depth0;
-          const float* b_block = rhs + depth0 * n + column0 + j;
-          float* c_block = c.data() + (row0 + r) * n + column0 + j;
-          const std::int64_t micro_rows = std::min<std::int64_t>(kMicroRows, rows - r);
-          const std::int64_t micro_columns = std::min<std::int64_t>(kMicroColumns, columns - j);
-          if (micro_rows == kMicroRows && micro_columns == kMicroColumns)
-            micro_kernel(a_block, k, b_block, n, c_block, n, depth);
-          else
-            edge_kernel(a_block, k, b_block, n, c_block, n, micro_rows, micro_columns, depth);
-        }
-    }
-  });
+  if (k_parts == 1) {
+    sums_over(lhs, rhs, c, m, n, k, 0, k);
+    return;
+  }
+  // Parts of whole units of 16 k, as balanced as a plan splits them; empty
+  // parts add nothing.
+  const std::int64_t units = (k + kSplitUnit - 1) / kSplitUnit;
+  std::vector<float> part_sums(c.size());
+  bool first = true;
+  for (int part = 0; part < k_parts; ++part) {
+    const std::int64_t k_begin = std::min(k, units * part / k_parts * kSplitUnit);
+    const std::int64_t k_end = std::min(k, units * (part + 1) / k_parts * kSplitUnit);
+    if (k_begin == k_end) continue;
+    sums_over(lhs, rhs, first ? c : std::span<float>(part_sums), m, n, k, k_begin, k_end);
+    if (!first)
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] += part_sums[i];
+    first = false;
+  }
+  if (first) std::fill(c.begin(), c.end(), 0.0f);
 }
 
 }  // namespace tilec::reference

@@ -13,9 +13,13 @@ namespace tilec::reference {
 // sequential FP32 sum over k of fused multiply-adds, starting from +0: the
 // order the device's AMP sums in (see reference_gemm.cpp). Cache-blocked and
 // multithreaded; the result does not depend on the thread count.
+// With k_parts > 1, K is cut into that many balanced parts of whole units of
+// 16 k, each part summed so from +0, and the partial sums added in K order:
+// what a plan that splits K over tiles computes. The same numbers summed in
+// another valid order: a measure of how much a graph's outputs depend on it.
 void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c,
           std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a = false,
-          bool transpose_b = false);
+          bool transpose_b = false, int k_parts = 1);
 
 // tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 float gelu_tanh(float x);

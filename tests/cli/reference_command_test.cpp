@@ -56,6 +56,21 @@ TEST(ReferenceCommand, JsonSummaryIsDeterministicAcrossThreadCounts) {
             y["xxh64"]);
 }
 
+// --k-parts: the same graph with its GEMMs summed in parts, compared with
+// the plain run: in a stack of four FP8 blocks some outputs move.
+TEST(ReferenceCommand, KPartsReportsTheDriftOfAnotherSummationOrder) {
+  const std::string mlp = "reference --workload mlp --tokens 128 --width 512 --hidden 1024 --json ";
+  const nlohmann::json deep = json_of(run_tilec(mlp + "--blocks 4 --k-parts 8"));
+  const nlohmann::json& drift = deep["orderDrift"];
+  EXPECT_EQ(drift["kParts"], 8);
+  EXPECT_EQ(drift["elements"], 128 * 512);
+  EXPECT_GT(drift["maximumAbsoluteError"].get<double>(), 0.0);
+  EXPECT_FALSE(json_of(run_tilec(mlp))["orderDrift"].is_object());
+  const TilecRun text = run_tilec("reference --workload mlp --k-parts 2");
+  EXPECT_THAT(text.out, HasSubstr("\n  with every GEMM's K summed in 2 parts: "));
+  EXPECT_THAT(text.out, HasSubstr(" of 128 output elements beyond 0.03 + 0.05 x |reference|, max abs difference "));
+}
+
 TEST(ReferenceCommand, DumpedGraphAndDataRunAgain) {
   const std::string dir = fresh_directory("reference_dump");
   const nlohmann::json first =
@@ -122,6 +137,8 @@ TEST(ReferenceCommand, UsageErrorsAreOneLine) {
                         "--seed: a GRAPH file takes its data from --inputs DIR or --seed N, not both");
   expect_one_line_error(run_tilec("reference --workload mlp --inputs d"), "--inputs: applies to --graph only");
   expect_one_line_error(run_tilec("reference --workload mlp --intermediates"), "--intermediates: needs --dump DIR");
+  expect_one_line_error(run_tilec("reference --workload mlp --k-parts 1"), "--k-parts 1: must be an integer from 2 to 64");
+  expect_one_line_error(run_tilec("reference --workload mlp --k-parts x"), "--k-parts x: must be an integer from 2 to 64");
   expect_one_line_error(run_tilec("reference --graph g.json --inputs d --precision fp16"),
                         "--precision: applies to --workload only");
 }

@@ -117,6 +117,43 @@ TEST(ReferenceGemm, BitIdenticalForAnyThreadCount) {
   }
 }
 
+// K in parts: each part's sums from +0 over its whole units of 16 k, added
+// in K order; the same as summing sliced operands and adding the results.
+TEST(ReferenceGemm, KPartsSumEachPartAndAddThemInOrder) {
+  const std::int64_t m = 5, n = 70, k = 300;  // 19 units of 16 (the last of 12)
+  for (bool transpose_a : {false, true})
+    for (bool transpose_b : {false, true}) {
+      const auto a = test_values(static_cast<std::size_t>(m * k), 21);
+      const auto b = test_values(static_cast<std::size_t>(k * n), 22);
+      auto at = [&](std::int64_t i, std::int64_t p) { return a[static_cast<std::size_t>(transpose_a ? p * m + i : i * k + p)]; };
+      auto bt = [&](std::int64_t p, std::int64_t j) { return b[static_cast<std::size_t>(transpose_b ? j * k + p : p * n + j)]; };
+      for (int parts : {1, 3, 19, 25}) {
+        std::vector<float> split(static_cast<std::size_t>(m * n));
+        gemm(a, b, split, m, n, k, transpose_a, transpose_b, parts);
+        const std::int64_t units = 19;
+        std::vector<float> expected(split.size(), 0.0f);
+        bool first = true;
+        for (int part = 0; part < parts; ++part) {
+          const std::int64_t begin = std::min(k, units * part / parts * 16), end = std::min(k, units * (part + 1) / parts * 16);
+          if (begin == end) continue;
+          for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+              float sum = 0.0f;
+              for (std::int64_t p = begin; p < end; ++p) sum = std::fma(at(i, p), bt(p, j), sum);
+              float& c = expected[static_cast<std::size_t>(i * n + j)];
+              c = first ? sum : c + sum;
+            }
+          first = false;
+        }
+        EXPECT_EQ(bits_of(split), bits_of(expected)) << parts << " parts";
+      }
+      std::vector<float> one(static_cast<std::size_t>(m * n)), three(one.size());
+      gemm(a, b, one, m, n, k, transpose_a, transpose_b);
+      gemm(a, b, three, m, n, k, transpose_a, transpose_b, 3);
+      EXPECT_NE(bits_of(one), bits_of(three)) << "another order, other last bits somewhere";
+    }
+}
+
 // Memory addresses differ from run to run; the bits must not.
 TEST(ReferenceGemm, BitIdenticalWhateverTheDataAlignment) {
   for (const GemmCase& shape : {GemmCase{37, 45, 29}, GemmCase{5, 7, 11}, GemmCase{3, 5, 7}, GemmCase{4, 6, 8},
