@@ -35,13 +35,18 @@ bool quantised_to_fp8_later(const Chain& chain, int activation, std::vector<bool
 }
 
 // Partial sums are summed in FP32 and rounded once to the GEMM's result
-// type. They travel as FP16 (half the exchange) when the result is FP16 and
-// nothing quantises it further (an FP8 cast, here or in a later elementwise
-// step or iteration, would turn their rounding into coarse flips) and one
-// pass sums them all; otherwise as FP32 (a chain of passes would round its
-// intermediate sums to FP16).
-ElementType partial_type_for(const Chain& chain, const Step& step, int k_parts) {
+// type. They travel as FP16 (half the exchange, one more rounding of each
+// partial) when the result is FP16, one pass sums them all (a chain of
+// passes would round its intermediate sums to FP16), the step is not in a
+// repeat body (where each iteration's error feeds the next) and nothing
+// quantises the result further (an FP8 cast, here or in a later
+// elementwise step, would turn their rounding into coarse flips);
+// otherwise as FP32.
+ElementType partial_type_for(const Chain& chain, int step_index, int k_parts) {
+  const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   if (step.result.element != ElementType::F16 || k_parts > kMaxCombineInputs) return ElementType::F32;
+  if (chain.repeat && step_index >= chain.repeat->first_step && step_index <= chain.repeat->last_step)
+    return ElementType::F32;
   for (const EpilogueOp& op : step.epilogue)
     if (is_fp8(op.result.element)) return ElementType::F32;
   std::vector<bool> seen(chain.activations.size(), false);
@@ -59,8 +64,9 @@ std::vector<int> k_part_counts(int group_size, std::int64_t k_units, int most) {
   return counts;
 }
 
-GemmCandidate make_candidate(const Chain& chain, const Step& step, int column_parts, int k_parts,
+GemmCandidate make_candidate(const Chain& chain, int step_index, int column_parts, int k_parts,
                              std::int64_t iterations) {
+  const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   const Weight& weight = chain.weights[step.weight];
   std::int64_t k = step.transpose_weight ? weight.shape[1] : weight.shape[0];
   std::int64_t n = step.transpose_weight ? weight.shape[0] : weight.shape[1];
@@ -87,7 +93,7 @@ GemmCandidate make_candidate(const Chain& chain, const Step& step, int column_pa
       candidate.output_layout.tiles.push_back({grid.tile(np, kp)});
     }
   }
-  candidate.partial_type = partial_type_for(chain, step, k_parts);
+  candidate.partial_type = partial_type_for(chain, step_index, k_parts);
   candidate.max_columns = grid.columns.front().size();
   candidate.max_ks = grid.ks.front().size();
   std::int64_t panel_columns = ceil_div(candidate.max_columns, kPanelRows) * kPanelRows;
@@ -131,7 +137,7 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
       std::vector<GemmCandidate>& list = result.by_step[index][group_size];
       for (int k_parts : k_part_counts(group_size, ceil_div(k, kPanelRows), options.max_k_parts.value_or(kMaxKParts))) {
         int column_parts = static_cast<int>(std::min<std::int64_t>(group_size / k_parts, ceil_div(n, kPanelRows)));
-        list.push_back(make_candidate(chain, step, column_parts, k_parts, iterations));
+        list.push_back(make_candidate(chain, index, column_parts, k_parts, iterations));
       }
     }
   }

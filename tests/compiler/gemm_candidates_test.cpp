@@ -1,5 +1,6 @@
 // Stage gemm_candidates alone: what partial sums travel as.
 #include "compiler/gemm_candidates.h"
+#include "graph/builder.h"
 #include "graph/workloads.h"
 #include "target/machine.h"
 
@@ -38,16 +39,32 @@ graph::Graph small_mlp(graph::Precision precision, std::int64_t blocks) {
 TEST(GemmCandidates, Fp16PartialsWhenNothingQuantisesTheResult) {
   EXPECT_EQ(split_partial_types(build_chain(small_mlp(graph::Precision::Fp8, 1)), "gemm2"),
             std::set<ElementType>{ElementType::F16});
-  EXPECT_EQ(split_partial_types(build_chain(small_mlp(graph::Precision::Fp16, 2)), "gemm2"),
+  EXPECT_EQ(split_partial_types(build_chain(small_mlp(graph::Precision::Fp16, 1)), "gemm2"),
             std::set<ElementType>{ElementType::F16});
 }
 
-// gemm1's GELU is cast to FP8 in its epilogue; gemm2's result, carried to
-// the next iteration, is cast to FP8 there: both sum FP32 partials.
+// gemm1's GELU is cast to FP8 in its epilogue; a residual add after the
+// GEMM is cast to FP8 in a step of its own: both sum FP32 partials.
 TEST(GemmCandidates, Fp32PartialsWhenTheResultIsCastToFp8Later) {
-  const Chain chain = build_chain(small_mlp(graph::Precision::Fp8, 2));
-  EXPECT_EQ(split_partial_types(chain, "gemm1"), std::set<ElementType>{ElementType::F32});
-  EXPECT_EQ(split_partial_types(chain, "gemm2"), std::set<ElementType>{ElementType::F32});
+  EXPECT_EQ(split_partial_types(build_chain(small_mlp(graph::Precision::Fp8, 1)), "gemm1"),
+            std::set<ElementType>{ElementType::F32});
+  const StorageType f16{ElementType::F16, 0};
+  graph::GraphBuilder b;
+  const graph::ValueId x = b.input("x", {{32, 64}, f16});
+  const graph::ValueId w = b.parameter("W", {{64, 64}, f16});
+  const graph::ValueId sum = b.add("residual", b.gemm("gemm", x, w, f16), x);
+  b.output("y", b.cast("y8", sum, StorageType{ElementType::F143, -2}));
+  EXPECT_EQ(split_partial_types(build_chain(b.finish()), "gemm"), std::set<ElementType>{ElementType::F32});
+}
+
+// In a repeat body each iteration's rounding feeds the next: FP32 partials
+// (in FP8, the next iteration's cast to FP8 would ask for them too).
+TEST(GemmCandidates, Fp32PartialsInARepeatBody) {
+  for (graph::Precision precision : {graph::Precision::Fp16, graph::Precision::Fp8}) {
+    const Chain chain = build_chain(small_mlp(precision, 2));
+    EXPECT_EQ(split_partial_types(chain, "gemm1"), std::set<ElementType>{ElementType::F32});
+    EXPECT_EQ(split_partial_types(chain, "gemm2"), std::set<ElementType>{ElementType::F32});
+  }
 }
 
 }  // namespace
