@@ -11,10 +11,10 @@
 # (column stride = P x 16 x element bytes); gamma and beta as C pairs of
 # FP32 {gamma[c], beta[c]} (8 bytes per column).
 #
-# Argument block ($m0), one per worker (workers take whole panels):
-#   +0  panels       this worker's panels (0: nothing to do)
+# Argument block ($m0), one per worker (workers take half panels of 8 rows):
+#   +0  half panels  this worker's (0: nothing to do)
 #   +4  columns      C, 1 <= C < 2^23
-#   +8  input        address of column 0 of this worker's first panel
+#   +8  input        address of column 0 of this worker's first half panel
 #   +12 output       likewise for the output
 #   +16 input stride   bytes from one column to the next
 #   +20 output stride
@@ -240,7 +240,6 @@
     ldw $m5, $m0, 12
     ldw $m6, $m0, 16
     ldw $m7, $m0, 20
-    add $m2, $m2, $m2                # half panels
     brz $m2, \name\()_done
     WIDTH_CONSTANTS
 \name\()_half:

@@ -11,9 +11,9 @@
 # Operands: x and out in the panel format [C columns][P panels][16 rows]
 # (column stride = P x 16 x element bytes).
 #
-# Argument block ($m0), one per worker (workers take whole panels): the
-# first six words of layernorm's:
-#   +0  panels   +4 columns C (>= 1)   +8 input   +12 output
+# Argument block ($m0), one per worker (workers take half panels of 8
+# rows): the first six words of layernorm's:
+#   +0  half panels   +4 columns C (>= 1)   +8 input   +12 output
 #   +16 input stride   +20 output stride
 #
 # Each half panel (8 rows in FP32 lanes) takes three passes over the C
@@ -200,7 +200,6 @@
     ldw $m5, $m0, 12
     ldw $m6, $m0, 16
     ldw $m7, $m0, 20
-    add $m2, $m2, $m2                # half panels
     brz $m2, \name\()_done
     addi $m3, $m3, -1
     setzi $m1, 0

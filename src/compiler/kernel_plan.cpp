@@ -103,8 +103,8 @@ void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
   }
 }
 
-// Whole rows (docs/kernels.md, layernorm and softmax): workers take whole
-// panels.
+// Whole rows (docs/kernels.md, layernorm and softmax): workers take half
+// panels of 8 rows, so two panels keep four workers busy.
 void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
@@ -116,20 +116,21 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
                     variant.layernorm ? "layernorm" : "softmax");
   task.kernel = library.row(variant);
   const std::uint32_t panels = static_cast<std::uint32_t>(task.column_elements / kPanelRows);
-  const std::uint32_t in_row = static_cast<std::uint32_t>(kPanelRows) * element_bytes(variant.input);
-  const std::uint32_t out_row = static_cast<std::uint32_t>(kPanelRows) * element_bytes(variant.output);
+  const std::uint32_t halves = 2 * panels;
+  const std::uint32_t in_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.input);
+  const std::uint32_t out_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.output);
   std::uint32_t epsilon;
   std::memcpy(&epsilon, &step.epsilon, 4);
   for (int worker = 0; worker < kWorkers; ++worker) {
-    std::uint32_t first = panels * static_cast<std::uint32_t>(worker) / kWorkers;
-    std::uint32_t last = panels * static_cast<std::uint32_t>(worker + 1) / kWorkers;
+    std::uint32_t first = halves * static_cast<std::uint32_t>(worker) / kWorkers;
+    std::uint32_t last = halves * static_cast<std::uint32_t>(worker + 1) / kWorkers;
     if (first == last) continue;
     std::vector<ArgumentWord> words{ArgumentWord::value(last - first),
                                     ArgumentWord::value(static_cast<std::uint32_t>(task.columns)),
-                                    ArgumentWord::address(task.inputs[0].plus(first * in_row)),
-                                    ArgumentWord::address(task.output.plus(first * out_row)),
-                                    ArgumentWord::value(panels * in_row),
-                                    ArgumentWord::value(panels * out_row)};
+                                    ArgumentWord::address(task.inputs[0].plus(first * in_half)),
+                                    ArgumentWord::address(task.output.plus(first * out_half)),
+                                    ArgumentWord::value(halves * in_half),
+                                    ArgumentWord::value(halves * out_half)};
     if (variant.layernorm) {
       words.push_back(ArgumentWord::address(task.weights));
       words.push_back(ArgumentWord::value(epsilon));

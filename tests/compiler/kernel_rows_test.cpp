@@ -95,10 +95,10 @@ RowOutcome run_rows(const RowCase& c) {
   std::uint32_t epsilon_bits;
   std::memcpy(&epsilon_bits, &c.epsilon, 4);
   for (int worker = 0; worker < c.workers; ++worker) {
-    auto first = static_cast<std::uint32_t>(c.panels * worker / c.workers);
-    auto last = static_cast<std::uint32_t>(c.panels * (worker + 1) / c.workers);
-    std::vector<std::uint32_t> block{last - first, static_cast<std::uint32_t>(columns), in + first * 16 * in_bytes,
-                                     out + first * 16 * out_bytes, in_stride, out_stride};
+    auto first = static_cast<std::uint32_t>(2 * c.panels * worker / c.workers);
+    auto last = static_cast<std::uint32_t>(2 * c.panels * (worker + 1) / c.workers);
+    std::vector<std::uint32_t> block{last - first, static_cast<std::uint32_t>(columns), in + first * 8 * in_bytes,
+                                     out + first * 8 * out_bytes, in_stride, out_stride};
     if (c.kernel == RowKernel::LayerNorm) {
       block.push_back(gamma_beta);
       block.push_back(epsilon_bits);
@@ -159,9 +159,9 @@ void check(const RowCase& c, const RowOutcome& outcome) {
 void expect_bundles(const RowCase& c, const RowOutcome& outcome) {
   ASSERT_EQ(outcome.result.worker_cycles.size(), static_cast<std::size_t>(c.workers));
   for (int worker = 0; worker < c.workers; ++worker) {
-    const std::int64_t panels = c.panels * (worker + 1) / c.workers - c.panels * worker / c.workers;
+    const std::int64_t halves = 2 * c.panels * (worker + 1) / c.workers - 2 * c.panels * worker / c.workers;
     EXPECT_EQ(static_cast<std::int64_t>((outcome.result.worker_cycles[static_cast<std::size_t>(worker)] + 4) / 6),
-              row_worker_bundles(c.kernel, c.input, c.output, panels, c.columns) + (panels == 0 ? 9 : 0))
+              row_worker_bundles(c.kernel, c.input, c.output, halves, c.columns) + (halves == 0 ? 8 : 0))
         << kernel_name(c) << " worker " << worker;
   }
 }
@@ -171,7 +171,8 @@ class RowKernels : public ::testing::TestWithParam<std::tuple<RowKernel, Element
 TEST_P(RowKernels, MatchTheReferenceAndTheCostModel) {
   RowCase c;
   std::tie(c.kernel, c.input, c.output) = GetParam();
-  for (auto [panels, columns, workers] : {std::tuple{3, 37, 6}, std::tuple{7, 1, 6}, std::tuple{2, 64, 1}, std::tuple{8, 5, 5}}) {
+  for (auto [panels, columns, workers] : {std::tuple{3, 37, 6}, std::tuple{7, 1, 6}, std::tuple{2, 64, 1}, std::tuple{8, 5, 5},
+                                             std::tuple{1, 19, 6}, std::tuple{2, 9, 4}}) {
     c.panels = panels;
     c.columns = columns;
     c.workers = workers;
