@@ -1,5 +1,6 @@
 #include "compiler/tile_images.h"
 
+#include "package/validate.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -78,6 +79,7 @@ class Binder {
         const Range rows = groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)];
         for (std::size_t part = 0; part < value.layout.parts.size(); ++part) {
           const Range columns = value.layout.parts[part];
+          if (columns.size() == 0) continue;  // a K part that reduces no column
           const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, value.layout.tiles[part].front()));
           for (std::int64_t row = rows.begin; row < rows.end;) {
             // Rows up to the end of the current run of the second-to-last axis.
@@ -279,6 +281,12 @@ package::Package build_tile_images(const ImageInputs& inputs) {
     image.peak_bytes = map.peak_bytes(inputs.machine);
   }
   result.bindings = Binder(inputs).bindings();
+  // What the loader would reject is the compiler's fault, not the user's.
+  try {
+    package::validate(result, inputs.machine);
+  } catch (const Error& error) {
+    throw_failure("build_tile_images", "the package built is invalid: {}", error.what());
+  }
   return result;
 }
 

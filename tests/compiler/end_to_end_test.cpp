@@ -358,6 +358,23 @@ graph::Tensor row_slice(const graph::Tensor& tensor, std::int64_t first, std::in
   return graph::Tensor::from_floats(type, std::vector<float>(all.begin() + first * cols, all.begin() + (first + count) * cols));
 }
 
+// More K parts than output columns: the reduction leaves some K parts no
+// column to hold; the residual add keeps that layout, and the output
+// binding has no piece for them.
+TEST(EndToEnd, MoreKPartsThanColumns) {
+  const StorageType f16{ElementType::F16, 0};
+  graph::GraphBuilder b;
+  const graph::ValueId x = b.input("x", {{16, 4096}, f16});
+  const graph::ValueId residual = b.input("residual", {{16, 16}, f16});
+  const graph::ValueId w = b.parameter("W", {{4096, 16}, f16});
+  b.output("y", b.add("sum", b.gemm("narrow", x, w, f16), residual));
+  Outcome outcome = compile_and_run(b.finish(), on_tiles(64));
+  ASSERT_NE(outcome.compiled.plan.find("narrow 1x"), std::string::npos) << outcome.compiled.plan;
+  EXPECT_GT(std::stoi(outcome.compiled.plan.substr(outcome.compiled.plan.find("narrow 1x") + 9)), 16)
+      << outcome.compiled.plan;
+  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+}
+
 // A GEMM whose K the device splits into four parts sums each part from +0
 // in order, adds the parts in K order in FP32 (FP16 partials first rounded
 // to FP16) and rounds once: bit for bit the reference of a graph that says
