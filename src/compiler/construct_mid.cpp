@@ -93,7 +93,7 @@ class MidBuilder {
   void add_gemm(int index) {
     const Step& step = chain_.steps[index];
     const GemmCandidate& candidate =
-        candidates_.by_step.at(index).at(choice_.group_size).at(static_cast<std::size_t>(choice_.gemm_choice[index]));
+        candidates_.by_step.at(index).at(choice_.group_size).at(static_cast<std::size_t>(choice_.step_choice[index]));
     int input = value_in(step.input, candidate.input_layout, true);
     // Partial sums: every tile of column part n holds the sums over its K part.
     MidValue partial{step.name + ".partial", chain_.activations[step.output].cols,
@@ -144,7 +144,7 @@ class MidBuilder {
     if (last.kind != StepKind::Gemm) return current;
     return candidates_.by_step.at(chain_.repeat->last_step)
         .at(choice_.group_size)
-        .at(static_cast<std::size_t>(choice_.gemm_choice[chain_.repeat->last_step]))
+        .at(static_cast<std::size_t>(choice_.step_choice[chain_.repeat->last_step]))
         .output_layout;
   }
 
@@ -160,10 +160,15 @@ class MidBuilder {
 
   void add_attention(int index) {
     const Step& step = chain_.steps[index];
+    const int parts = choice_.step_choice[index];
     MidOp op{MidOpKind::Attention, step.name, index};
-    for (int operand : {step.input, step.second_input, step.third_input})
-      op.inputs.push_back(value_in(operand, whole_rows_layout(chain_.activations[operand].cols), false));
-    op.output = activation_value(step.output, whole_rows_layout(chain_.activations[step.output].cols));
+    for (int operand : {step.input, step.second_input}) {
+      const std::int64_t cols = chain_.activations[operand].cols;
+      op.inputs.push_back(value_in(operand, attention_whole_layout(cols, parts), true));
+    }
+    op.inputs.push_back(value_in(step.third_input,
+                                 attention_split_layout(chain_.activations[step.third_input].cols, parts), true));
+    op.output = activation_value(step.output, attention_split_layout(chain_.activations[step.output].cols, parts));
     add_op(std::move(op));
   }
 

@@ -27,7 +27,9 @@ struct PlanChoice {
   int group_size = 1;
   int groups = 1;
   int chunks = 1;
-  std::vector<int> gemm_choice;  // per chain step: candidate index (-1 when not a GEMM)
+  // Per chain step: a GEMM's candidate index, an attention's tile count
+  // (attention_split_layout); -1 for other steps.
+  std::vector<int> step_choice;
   int input_spread = 1;          // how host inputs are spread (stored_once)
   MidEstimate estimate;
 

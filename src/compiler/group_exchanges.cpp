@@ -436,22 +436,28 @@ class LirBuilder {
     lir_.tasks.push_back(std::move(task));
   }
 
+  // One task per tile of the output's layout: its columns of the output
+  // from all of q and k and its columns of v.
   void add_attention(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
-    Task task;
-    task.kind = TaskKind::Attention;
-    task.op = index;
-    task.superstep = phase_of(index);
-    task.tile = 0;
-    for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
-    task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-    task.columns = value(op.output).cols;
-    task.column_elements = groups().chunk_panels * kPanelRows;
     Buffer scratch{op.name + ".scratch", BufferKind::Scratch};
     scratch.bytes = kWorkers * attention_worker_scratch(chain_.segment_rows);
     scratch.lifetime = Lifetime{phase_of(index), phase_of(index), false};
-    task.scratch = Place{add_buffer(std::move(scratch)), 0, 0, 0};
-    lir_.tasks.push_back(std::move(task));
+    const Place scratch_place{add_buffer(std::move(scratch)), 0, 0, 0};
+    const ColumnLayout& layout = value(op.output).layout;
+    for (std::size_t part = 0; part < layout.parts.size(); ++part) {
+      Task task;
+      task.kind = TaskKind::Attention;
+      task.op = index;
+      task.superstep = phase_of(index);
+      task.tile = layout.tiles[part].front();
+      for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
+      task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+      task.columns = layout.parts[part].size();
+      task.column_elements = groups().chunk_panels * kPanelRows;
+      task.scratch = scratch_place;
+      lir_.tasks.push_back(std::move(task));
+    }
   }
 
   const Chain& chain_;

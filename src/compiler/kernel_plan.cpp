@@ -141,12 +141,12 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
 
 // Attention (docs/kernels.md): workers take contiguous ranges of query
 // rows, over every whole segment the chunk's panels hold (rows past the
-// group's share are padding, computed but never read).
+// group's share are padding, computed but never read), for the task's
+// columns of v and the output.
 void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
   const MidValue& q = value(lir, op.inputs[0]);
-  const MidValue& v = value(lir, op.inputs[2]);
   const AttentionVariant variant{q.storage.element, value(lir, op.output).storage.element};
   task.kernel = library.attention(variant);
   const std::int64_t segment = lir.chain->segment_rows;
@@ -161,7 +161,7 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
                                     ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
                                     ArgumentWord::value(static_cast<std::uint32_t>(segment)),
                                     ArgumentWord::value(static_cast<std::uint32_t>(q.cols)),
-                                    ArgumentWord::value(static_cast<std::uint32_t>(v.cols)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(task.columns)),
                                     ArgumentWord::value(panels)};
     for (const Place& operand : task.inputs) words.push_back(ArgumentWord::address(operand));
     words.push_back(ArgumentWord::address(task.output));

@@ -216,25 +216,30 @@ void add_row_step(const SearchContext& context, int step_index, int from, Label&
   label.supervisor_bundles += 20;
 }
 
-// Attention reads q, k and v as whole rows on one tile of the group; each
-// query row reads every row of its segment.
-void add_attention(const SearchContext& context, int step_index, int from, Label& label) {
+// Attention on `parts` tiles: each holds all of q and k (every query row
+// reads every key of its segment) and its share of v's columns, and
+// computes that share of the output.
+void add_attention(const SearchContext& context, int step_index, int from, int parts, Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& q = chain.activations[step.input];
   const Activation& v = chain.activations[step.third_input];
+  const std::int64_t share = ceil_div(v.cols, parts);
   std::int64_t held = 0;
   for (int operand : {step.input, step.second_input, step.third_input}) {
     const Activation& a = chain.activations[operand];
-    const int whole = context.layouts.id(whole_rows_layout(a.cols));
-    add_rearrange(context, from < 0 ? whole : from, whole, storage_bytes(a.storage), repeat, label);
-    held += context.rows * a.cols * storage_bytes(a.storage);
+    const bool split = operand == step.third_input;
+    const int wanted = context.layouts.id(split ? attention_split_layout(a.cols, parts)
+                                                : attention_whole_layout(a.cols, parts));
+    add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(a.cols)) : from, wanted,
+                  storage_bytes(a.storage), repeat, label);
+    held += context.rows * (split ? share : a.cols) * storage_bytes(a.storage);
   }
   const std::int64_t rows = context.rows / chain.segment_rows * chain.segment_rows;
   label.cycles += repeat * attention_tile_cycles(q.storage.element, step.result.element, rows, chain.segment_rows,
-                                                 q.cols, v.cols);
-  const std::int64_t output = context.rows * v.cols * storage_bytes(step.result);
+                                                 q.cols, share);
+  const std::int64_t output = context.rows * share * storage_bytes(step.result);
   label.activation_peak = std::max(label.activation_peak,
                                    held + output + kWorkers * attention_worker_scratch(chain.segment_rows));
   label.supervisor_bundles += 20;
@@ -323,9 +328,13 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           add_elementwise(context, index, current, grown);
           continue_with(current, entry, std::move(grown));
         } else if (step.kind == StepKind::Attention) {
-          Label grown = label;
-          add_attention(context, index, current, grown);
-          continue_with(layouts.id(whole_rows_layout(chain.activations[step.output].cols)), entry, std::move(grown));
+          const std::int64_t cols = chain.activations[step.output].cols;
+          for (int parts : attention_part_counts(cols, context.group_size)) {
+            Label grown = label;
+            grown.choice[index] = parts;
+            add_attention(context, index, current, parts, grown);
+            continue_with(layouts.id(attention_split_layout(cols, parts)), entry, std::move(grown));
+          }
         } else {
           Label grown = label;
           int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
@@ -366,8 +375,12 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
 std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candidates) const {
   std::string text = fmt::format("{} groups of {} tiles, {} chunk{}", groups, group_size, chunks, chunks == 1 ? "" : "s");
   for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
-    if (gemm_choice[index] < 0) continue;
-    const GemmGrid& grid = candidates.by_step.at(index).at(group_size)[gemm_choice[index]].grid;
+    if (step_choice[index] < 0) continue;
+    if (chain.steps[index].kind == StepKind::Attention) {
+      text += fmt::format(", {} {}x1", chain.steps[index].name, step_choice[index]);
+      continue;
+    }
+    const GemmGrid& grid = candidates.by_step.at(index).at(group_size)[step_choice[index]].grid;
     text += fmt::format(", {} {}x{}", chain.steps[index].name, grid.column_parts, grid.k_parts);
   }
   return text;
@@ -413,7 +426,7 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         choice.group_size = group_size;
         choice.groups = groups;
         choice.chunks = static_cast<int>(chunks);
-        choice.gemm_choice = std::move(label.choice);
+        choice.step_choice = std::move(label.choice);
         choice.input_spread = label.input_spread;
         double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks);
         choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +

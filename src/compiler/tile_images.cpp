@@ -80,6 +80,10 @@ class Binder {
         for (std::size_t part = 0; part < value.layout.parts.size(); ++part) {
           const Range columns = value.layout.parts[part];
           if (columns.size() == 0) continue;  // a K part that reduces no column
+          // The host writes an input once: a replica would never see it.
+          TILEC_CHECK(role != package::BindingRole::Input || value.layout.tiles[part].size() == 1,
+                      "input '{}' bound to {} replicas of columns {}..{}", name, value.layout.tiles[part].size(),
+                      columns.begin, columns.end);
           const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, value.layout.tiles[part].front()));
           for (std::int64_t row = rows.begin; row < rows.end;) {
             // Rows up to the end of the current run of the second-to-last axis.

@@ -285,6 +285,19 @@ TEST(EndToEnd, AttentionMatchesTheReference) {
   }
 }
 
+// The output's columns spread over several tiles of each group, each tile
+// with all of q and k and its columns of v.
+TEST(EndToEnd, AttentionSpreadsItsColumnsOverTiles) {
+  Outcome outcome = compile_and_run(attention_graph(ElementType::F32, 2, 64), on_tiles(64));
+  const std::string& plan = outcome.compiled.plan;
+  const std::size_t at = plan.find("attention ");
+  ASSERT_NE(at, std::string::npos) << plan;
+  EXPECT_GT(std::stoi(plan.substr(at + 10)), 1) << plan;
+  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
+  EXPECT_LT(outcome.max_error, 1e-4) << plan;
+  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
+}
+
 TEST(EndToEnd, AttentionOnHostInputs) {
   const StorageType f32{ElementType::F32, 0};
   graph::GraphBuilder b;
