@@ -12,8 +12,10 @@ namespace {
 
 constexpr std::uint32_t kIssue = 6;  // cycles between two supervisor bundles
 // How many of a tile's pending sends the scheduler weighs at each step (the
-// first free one always among them), bounding its time on long send lists.
+// first one always among them), and how many receivers in all, bounding its
+// time on long send lists and wide multicasts.
 constexpr std::size_t kSendWindow = 16;
+constexpr std::size_t kReceiverWindow = 64;
 
 int set_register_bundles(std::uint32_t value) { return value < (1u << 20) ? 1 : 2; }
 
@@ -92,8 +94,11 @@ class GroupPhaseScheduler {
       std::vector<int> earlier_receivers;  // of the pending sends before the one looked at
       std::optional<Candidate> best;
       int best_rotation = 0;
+      std::size_t receivers_weighed = 0;
       for (std::size_t position = 0; position < list.size() && position < kSendWindow; ++position) {
         const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(list[position])];
+        receivers_weighed += transfer.destination_tiles.size();
+        if (position > 0 && receivers_weighed > kReceiverWindow) break;
         bool free_to_go = std::none_of(transfer.destination_tiles.begin(), transfer.destination_tiles.end(), [&](int r) {
           return std::find(earlier_receivers.begin(), earlier_receivers.end(), r) != earlier_receivers.end();
         });
