@@ -1,32 +1,25 @@
 // `tilec isa doc`, `tilec asm` and `tilec disasm`, run as the user runs them.
 #include "isa/isa_doc.h"
 
+#include "tilec_process.h"
+
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
 
 struct CommandResult {
   int exit_code;
-  std::string output;  // stdout and stderr
+  std::string output;  // stdout, then stderr
 };
 
 CommandResult run_tilec(const std::string& arguments) {
-  const std::string command = std::string(TILEC_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  const tilec::cli_testing::TilecRun run = tilec::cli_testing::run_tilec(arguments);
+  return {run.exit_code, run.out + run.err};
 }
 
 std::string temp_file(const std::string& name, const std::string& contents) {
