@@ -190,13 +190,18 @@ const char* event_kind_name(sim::ProfileEventKind kind) {
   return "unknown";
 }
 
+json regions_json(const std::vector<package::Region>& regions) {
+  json list = json::array();
+  for (const package::Region& region : regions)
+    list.push_back({{"name", region.name},
+                    {"address", region.address},
+                    {"size", region.size},
+                    {"kind", region_kind_name(region.kind)}});
+  return list;
+}
+
 json encode_profile_json(const ProfileData& profile) {
-  json regions = json::array();
-  for (const package::Region& region : profile.regions)
-    regions.push_back({{"name", region.name},
-                       {"address", region.address},
-                       {"size", region.size},
-                       {"kind", region_kind_name(region.kind)}});
+  json regions = regions_json(profile.regions);
   json stats = json::array();
   for (const sim::TileStats& tile : profile.tile_stats) stats.push_back(encode_stats(tile));
   json events = json::array();

@@ -26,6 +26,8 @@ void validate_profile(const ProfileData& profile);
 
 // Spellings of the enums in the file and on the page.
 const char* region_kind_name(package::RegionKind kind);
+// The memory map as the body stores it: [{name, address, size, kind}].
+nlohmann::json regions_json(const std::vector<package::Region>& regions);
 const char* event_kind_name(sim::ProfileEventKind kind);
 
 }  // namespace tilec::profile

@@ -69,12 +69,7 @@ std::string page_data(const ProfileData& profile) {
                        {"calls", kernel.calls},
                        {"worker_cycles", kernel.worker_cycles},
                        {"share", kernel.share}});
-  json regions = json::array();
-  for (const package::Region& region : profile.regions)
-    regions.push_back({{"name", region.name},
-                       {"address", region.address},
-                       {"size", region.size},
-                       {"kind", region_kind_name(region.kind)}});
+  json regions = regions_json(profile.regions);
   json head = {
       {"name", profile.name},
       {"target", profile.target},
