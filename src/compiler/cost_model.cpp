@@ -201,7 +201,8 @@ double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64
   if (bytes_in == 0 && bytes_out == 0) return 0;
   const KernelCosts& costs = kernel_costs();
   double streaming = static_cast<double>(std::max(bytes_in, bytes_out)) / machine.exchange_bytes_per_cycle;
-  return streaming + static_cast<double>(transfers) * 2 * costs.supervisor_bundle + costs.exchange_latency;
+  return streaming + static_cast<double>(transfers) * (2 * costs.supervisor_bundle + costs.transfer_gap) +
+         costs.exchange_latency;
 }
 
 RearrangeCost rearrange_cost(const ColumnLayout& from, const ColumnLayout& to) {

@@ -33,6 +33,10 @@ struct KernelCosts {
   int supervisor_bundle = 6;     // the supervisor issues once every 6 cycles
   int run_workers = 6 * 2 * 6;   // set-up and `run` of six workers
   int exchange_latency = 60;     // worst case across the chip
+  // Cycles a transfer adds beyond its bytes and its two supervisor bundles:
+  // receivers at other distances free their ports at other times (fitted
+  // to the reference grid's simulated exchange phases).
+  int transfer_gap = 20;
 };
 
 const KernelCosts& kernel_costs();
