@@ -18,15 +18,19 @@
 #   +12 output       likewise for the output
 #   +16 input stride   bytes from one column to the next
 #   +20 output stride
-#   +24 gamma/beta   address of the C {gamma, beta} pairs
+#   +24 gamma/beta   address of the {gamma, beta} pairs of the output's columns
 #   +28 epsilon      FP32
+#   +32 output columns  C', 1 <= C' <= C: the output holds columns
+#                    [c0, c0 + C') of the result (the statistics still
+#                    cover all C), so tiles can share a row's columns
+#   +36 c0 x input stride  bytes from the input's column 0 to column c0
 #
 # Each half panel (8 rows, in FP32 lanes $a..:quad pairs) takes three
 # passes over the C columns: the sum (mean), the squared deviations
 # (variance), and the output. Registers:
 #   $m2 half panels left  $m3 C - 1  $m4/$m5 input/output of the half panel
 #   $m6/$m7 strides  $m8/$m9/$m10 input/output/gamma walk
-#   $m13/$m14 FP32 bits of 1/C and -C
+#   $m11 C' - 1  $m12 c0 x input stride  $m13/$m14 FP32 bits of 1/C and -C
 #   $a0:7 mean  $a8:15 sums, then 1/sqrt(var + epsilon)  $a16:23 a column
 #   of x  $a24:31 results (gamma, beta in $a28:29), earlier 1/C and -C
 
@@ -134,7 +138,7 @@
 # beta), loads column j + 1 and subtracts the mean from it; $m9 runs one
 # column behind the stores.
 .macro LN_OUTPUT_START_F32
-    add $m8, $m4, $mzero
+    add $m8, $m4, $m12
     { sub $m9, $m5, $m7 ; fnop }
     ld128 $a16:19, $m8, 0
     { ld128 $a20:23, $m8, 16 ; f32v4sub $a16:19, $a16:19, $a0:3 }
@@ -142,7 +146,7 @@
 .endm
 
 .macro LN_OUTPUT_START_F16
-    add $m8, $m4, $mzero
+    add $m8, $m4, $m12
     { sub $m9, $m5, $m7 ; fnop }
     ld128 $a20:23, $m8, 0
     f16tof32lo $a16:19, $a20:23
@@ -161,7 +165,7 @@
 
 .macro LN_OUTPUT_F32_F32
     LN_OUTPUT_START_F32
-    rpt $m3, 8
+    rpt $m11, 8
     LN_SCALE
     { ld128 $a16:19, $m8, 0 ; f32v4adds $a24:27, $a16:19, $a29 }
     { ld128 $a20:23, $m8, 16 ; f32v4adds $a28:31, $a20:23, $a29 }
@@ -176,7 +180,7 @@
 
 .macro LN_OUTPUT_F16_F32
     LN_OUTPUT_START_F16
-    rpt $m3, 10
+    rpt $m11, 10
     LN_SCALE
     f32v4adds $a24:27, $a16:19, $a29
     { ld128 $a20:23, $m8, 0 ; f32v4adds $a28:31, $a20:23, $a29 }
@@ -193,7 +197,7 @@
 
 .macro LN_OUTPUT_F32_F16
     LN_OUTPUT_START_F32
-    rpt $m3, 10
+    rpt $m11, 10
     LN_SCALE
     { ld128 $a16:19, $m8, 0 ; f32v4adds $a24:27, $a16:19, $a29 }
     { ld128 $a20:23, $m8, 16 ; f32v4adds $a28:31, $a20:23, $a29 }
@@ -211,7 +215,7 @@
 
 .macro LN_OUTPUT_F16_F16
     LN_OUTPUT_START_F16
-    rpt $m3, 12
+    rpt $m11, 12
     LN_SCALE
     f32v4adds $a24:27, $a16:19, $a29
     { ld128 $a20:23, $m8, 0 ; f32v4adds $a28:31, $a20:23, $a29 }
@@ -240,7 +244,10 @@
     ldw $m5, $m0, 12
     ldw $m6, $m0, 16
     ldw $m7, $m0, 20
+    ldw $m11, $m0, 32
+    ldw $m12, $m0, 36
     brz $m2, \name\()_done
+    addi $m11, $m11, -1
     WIDTH_CONSTANTS
 \name\()_half:
     movma $a24, $m13

@@ -15,10 +15,13 @@
 # rows): the first six words of layernorm's:
 #   +0  half panels   +4 columns C (>= 1)   +8 input   +12 output
 #   +16 input stride   +20 output stride
+#   +24 output columns C' and +28 c0 x input stride, as layernorm's +32
+#   and +36: the output holds columns [c0, c0 + C') of the result
 #
 # Each half panel (8 rows in FP32 lanes) takes three passes over the C
 # columns: the largest value, the sum of exponentials, the output.
 # Registers: $m1 -inf (FP32 bits)  $m2 half panels left  $m3 C - 1
+#   $m11 C' - 1  $m12 c0 x input stride
 #   $m4/$m5 input/output of the half panel  $m6/$m7 strides
 #   $m8/$m9 input/output walk  $a0:7 the largest values  $a8:15 the sums,
 #   then their reciprocals  $a16:23 a column of x  $a24:31 results
@@ -97,7 +100,7 @@
 # Pass 3: out = exp(x - max) * (1 / sum), column by column; rotated as
 # layernorm's output loop ($m9 runs one column behind the stores).
 .macro SM_OUTPUT_START_F32
-    add $m8, $m4, $mzero
+    add $m8, $m4, $m12
     { sub $m9, $m5, $m7 ; fnop }
     ld128 $a16:19, $m8, 0
     { ld128 $a20:23, $m8, 16 ; f32v4sub $a16:19, $a16:19, $a0:3 }
@@ -105,7 +108,7 @@
 .endm
 
 .macro SM_OUTPUT_START_F16
-    add $m8, $m4, $mzero
+    add $m8, $m4, $m12
     { sub $m9, $m5, $m7 ; fnop }
     ld128 $a20:23, $m8, 0
     f16tof32lo $a16:19, $a20:23
@@ -121,7 +124,7 @@
 
 .macro SM_OUTPUT_F32_F32
     SM_OUTPUT_START_F32
-    rpt $m3, 6
+    rpt $m11, 6
     SM_SCALE_EXP
     { ld128 $a16:19, $m8, 0 ; f32v4mul $a24:27, $a16:19, $a8:11 }
     { ld128 $a20:23, $m8, 16 ; f32v4mul $a28:31, $a20:23, $a12:15 }
@@ -136,7 +139,7 @@
 
 .macro SM_OUTPUT_F16_F32
     SM_OUTPUT_START_F16
-    rpt $m3, 8
+    rpt $m11, 8
     SM_SCALE_EXP
     f32v4mul $a24:27, $a16:19, $a8:11
     { ld128 $a20:23, $m8, 0 ; f32v4mul $a28:31, $a20:23, $a12:15 }
@@ -153,7 +156,7 @@
 
 .macro SM_OUTPUT_F32_F16
     SM_OUTPUT_START_F32
-    rpt $m3, 8
+    rpt $m11, 8
     SM_SCALE_EXP
     { ld128 $a16:19, $m8, 0 ; f32v4mul $a24:27, $a16:19, $a8:11 }
     { ld128 $a20:23, $m8, 16 ; f32v4mul $a28:31, $a20:23, $a12:15 }
@@ -171,7 +174,7 @@
 
 .macro SM_OUTPUT_F16_F16
     SM_OUTPUT_START_F16
-    rpt $m3, 10
+    rpt $m11, 10
     SM_SCALE_EXP
     f32v4mul $a24:27, $a16:19, $a8:11
     { ld128 $a20:23, $m8, 0 ; f32v4mul $a28:31, $a20:23, $a12:15 }
@@ -200,7 +203,10 @@
     ldw $m5, $m0, 12
     ldw $m6, $m0, 16
     ldw $m7, $m0, 20
+    ldw $m11, $m0, 24
+    ldw $m12, $m0, 28
     brz $m2, \name\()_done
+    addi $m11, $m11, -1
     addi $m3, $m3, -1
     setzi $m1, 0
     sethi $m1, 0xff80                # -inf

@@ -50,7 +50,7 @@ std::uint32_t argument_estimate(const Lir& lir) {
         break;
       case TaskKind::Combine: words = 6 * (4 + static_cast<std::uint32_t>(task.inputs.size())); break;
       case TaskKind::LayerNorm:
-      case TaskKind::Softmax: words = 6 * 8; break;
+      case TaskKind::Softmax: words = 6 * 10; break;
       case TaskKind::Attention: words = 6 * 12; break;
     }
     per_tile[static_cast<std::size_t>(task.tile)] += 4 * words;

@@ -150,11 +150,12 @@ class MidBuilder {
 
   void add_row_step(int index) {
     const Step& step = chain_.steps[index];
-    ColumnLayout whole = whole_rows_layout(chain_.activations[step.input].cols);
-    int input = value_in(step.input, whole, false);
+    const int parts = choice_.step_choice[index];
+    const std::int64_t cols = chain_.activations[step.input].cols;
+    int input = value_in(step.input, whole_on_tiles(cols, parts), true);
     MidOp op{step.kind == StepKind::LayerNorm ? MidOpKind::LayerNorm : MidOpKind::Softmax, step.name, index};
     op.inputs = {input};
-    op.output = activation_value(step.output, whole);
+    op.output = activation_value(step.output, split_over_tiles(cols, parts));
     add_op(std::move(op));
   }
 
@@ -164,11 +165,11 @@ class MidBuilder {
     MidOp op{MidOpKind::Attention, step.name, index};
     for (int operand : {step.input, step.second_input}) {
       const std::int64_t cols = chain_.activations[operand].cols;
-      op.inputs.push_back(value_in(operand, attention_whole_layout(cols, parts), true));
+      op.inputs.push_back(value_in(operand, whole_on_tiles(cols, parts), true));
     }
     op.inputs.push_back(value_in(step.third_input,
-                                 attention_split_layout(chain_.activations[step.third_input].cols, parts), true));
-    op.output = activation_value(step.output, attention_split_layout(chain_.activations[step.output].cols, parts));
+                                 split_over_tiles(chain_.activations[step.third_input].cols, parts), true));
+    op.output = activation_value(step.output, split_over_tiles(chain_.activations[step.output].cols, parts));
     add_op(std::move(op));
   }
 

@@ -28,7 +28,7 @@ struct PlanChoice {
   int groups = 1;
   int chunks = 1;
   // Per chain step: a GEMM's candidate index, an attention's tile count
-  // (attention_split_layout); -1 for other steps.
+  // (split_over_tiles); -1 for other steps.
   std::vector<int> step_choice;
   int input_spread = 1;          // how host inputs are spread (stored_once)
   MidEstimate estimate;

@@ -124,19 +124,20 @@ RowCosts row_costs(RowKernel kernel, ElementType input, ElementType output) {
   const int widen = in16 ? 2 : 0, narrow = out16 ? 2 : 0;
   if (kernel == RowKernel::LayerNorm)
     return RowCosts{in16 ? PassCost{4, 4} : PassCost{3, 3}, in16 ? PassCost{8, 4} : PassCost{6, 4},
-                    PassCost{8 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 18, 24};
+                    PassCost{8 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 21, 24};
   return RowCosts{in16 ? PassCost{4, 5} : PassCost{3, 4}, in16 ? PassCost{8, 4} : PassCost{6, 4},
-                  PassCost{6 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 10, 6};
+                  PassCost{6 + widen + narrow, (in16 ? 8 : 6) - (out16 ? 1 : 0) - widen}, 13, 6};
 }
 
 }  // namespace
 
 std::int64_t row_worker_bundles(RowKernel kernel, ElementType input, ElementType output, std::int64_t half_panels,
-                                std::int64_t columns) {
+                                std::int64_t columns, std::int64_t output_columns) {
   if (half_panels <= 0) return 0;
   const RowCosts c = row_costs(kernel, input, output);
   const std::int64_t per_half_panel = c.half_panel + c.first.fixed + c.second.fixed + c.output.fixed +
-                                      columns * (c.first.per_column + c.second.per_column + c.output.per_column);
+                                      columns * (c.first.per_column + c.second.per_column) +
+                                      output_columns * c.output.per_column;
   return c.entry + half_panels * per_half_panel + 1;
 }
 
@@ -146,9 +147,10 @@ int row_bundles_per_column(RowKernel kernel, ElementType input, ElementType outp
 }
 
 double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
-                       std::int64_t columns) {
+                       std::int64_t columns, std::int64_t output_columns) {
   if (panels == 0 || columns == 0) return 0;
-  return 6.0 * static_cast<double>(row_worker_bundles(kernel, input, output, (2 * panels + 5) / 6, columns)) +
+  return 6.0 * static_cast<double>(
+                   row_worker_bundles(kernel, input, output, (2 * panels + 5) / 6, columns, output_columns)) +
          kernel_costs().run_workers;
 }
 

@@ -70,18 +70,18 @@ double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type
                        const std::vector<EpilogueOp>& epilogue, ElementType output);
 
 // The row kernels (kernels/layernorm.S, kernels/softmax.S) over whole rows
-// of `columns` columns: the bundles one worker issues for `half_panels`
-// half panels (8 rows each).
+// of `columns` columns, writing `output_columns` of them: the bundles one
+// worker issues for `half_panels` half panels (8 rows each).
 enum class RowKernel : std::uint8_t { LayerNorm, Softmax };
 std::int64_t row_worker_bundles(RowKernel kernel, ElementType input, ElementType output, std::int64_t half_panels,
-                                std::int64_t columns);
+                                std::int64_t columns, std::int64_t output_columns);
 // Per column of 8 rows, in the three passes' loops: each loop issues one
 // bundle per instruction of its busier slot.
 int row_bundles_per_column(RowKernel kernel, ElementType input, ElementType output);
 // A tile's cycles for `panels` panels split between six workers by half
 // panels.
 double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
-                       std::int64_t columns);
+                       std::int64_t columns, std::int64_t output_columns);
 
 // The attention kernels (kernels/attention.S): the bundles one worker
 // issues for query rows [first_row, first_row + rows) of items of S rows,

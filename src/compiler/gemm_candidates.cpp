@@ -168,7 +168,7 @@ ColumnLayout whole_rows_layout(std::int64_t cols) {
   return layout;
 }
 
-ColumnLayout attention_whole_layout(std::int64_t cols, int parts) {
+ColumnLayout whole_on_tiles(std::int64_t cols, int parts) {
   ColumnLayout layout;
   layout.parts.push_back(Range{0, cols});
   layout.tiles.emplace_back();
@@ -176,7 +176,7 @@ ColumnLayout attention_whole_layout(std::int64_t cols, int parts) {
   return layout;
 }
 
-ColumnLayout attention_split_layout(std::int64_t cols, int parts) {
+ColumnLayout split_over_tiles(std::int64_t cols, int parts) {
   ColumnLayout layout;
   const std::vector<Range> shares = balanced_split(cols, parts, 1);
   for (int tile = 0; tile < parts; ++tile) {
@@ -186,7 +186,7 @@ ColumnLayout attention_split_layout(std::int64_t cols, int parts) {
   return layout;
 }
 
-std::vector<int> attention_part_counts(std::int64_t output_cols, int group_size) {
+std::vector<int> spread_counts(std::int64_t output_cols, int group_size) {
   std::vector<int> counts;
   for (int parts = 1; parts <= group_size && parts <= output_cols; parts *= 2) counts.push_back(parts);
   return counts;

@@ -52,13 +52,14 @@ constexpr int kInputSpreads[] = {1, 4, 16, 1 << 20};
 // softmax) read.
 ColumnLayout whole_rows_layout(std::int64_t cols);
 
-// Attention over `parts` tiles of the group: tile t computes output columns
-// [E t / parts, E (t + 1) / parts) (balanced), from all of q and k (on
-// every one of those tiles) and its columns of v.
-ColumnLayout attention_whole_layout(std::int64_t cols, int parts);
-ColumnLayout attention_split_layout(std::int64_t cols, int parts);
+// Steps that need whole rows (layernorm, softmax, attention) spread over
+// `parts` tiles of the group: every one of them holds all the columns of
+// what it reads whole (whole_on_tiles), and tile t computes the output's
+// columns [C t / parts, C (t + 1) / parts) (split_over_tiles, balanced).
+ColumnLayout whole_on_tiles(std::int64_t cols, int parts);
+ColumnLayout split_over_tiles(std::int64_t cols, int parts);
 // The tile counts the search tries: powers of two up to the group's size
 // and the output's columns.
-std::vector<int> attention_part_counts(std::int64_t output_cols, int group_size);
+std::vector<int> spread_counts(std::int64_t output_cols, int group_size);
 
 }  // namespace tilec::compiler

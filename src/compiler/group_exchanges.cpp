@@ -411,29 +411,40 @@ class LirBuilder {
       }
   }
 
+  // One task per tile of the output's layout: the statistics over every
+  // column of the rows (each tile holds them all), its columns of the
+  // output.
   void add_row_op(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
-    Task task;
-    task.kind = op.kind == MidOpKind::LayerNorm ? TaskKind::LayerNorm : TaskKind::Softmax;
-    task.op = index;
-    task.superstep = phase_of(index);
-    task.tile = 0;
-    task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(op.inputs[0])]);
-    task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-    task.columns = value(op.output).cols;
-    task.column_elements = groups().chunk_panels * kPanelRows;
-    if (task.kind == TaskKind::LayerNorm) {
-      // gamma and beta as FP32 pairs {gamma[c], beta[c]}, the kernel's form.
+    const ColumnLayout& layout = value(op.output).layout;
+    Place pairs;
+    if (op.kind == MidOpKind::LayerNorm) {
+      // gamma and beta as FP32 pairs {gamma[c], beta[c]}, the kernel's form,
+      // for the tile's output columns.
       const Weight& gamma = chain_.weights[static_cast<std::size_t>(step.gamma)];
       const Weight& beta = chain_.weights[static_cast<std::size_t>(step.beta)];
       if (gamma.storage.element != ElementType::F32 || beta.storage.element != ElementType::F32)
         throw_failure(fmt::format("op '{}'", step.name), "the compiler needs layernorm's gamma and beta in f32");
-      task.weights = weight_place(gamma.parameter + "+" + beta.parameter, BufferKind::Weight,
-                                  static_cast<std::uint32_t>(task.columns) * 8, gamma.per_iteration);
-      lir_.row_weights[index] = task.weights;
+      std::int64_t widest = 0;
+      for (const Range& part : layout.parts) widest = std::max(widest, part.size());
+      pairs = weight_place(gamma.parameter + "+" + beta.parameter, BufferKind::Weight,
+                           static_cast<std::uint32_t>(widest) * 8, gamma.per_iteration);
+      lir_.row_weights[index] = pairs;
     }
-    lir_.tasks.push_back(std::move(task));
+    for (std::size_t part = 0; part < layout.parts.size(); ++part) {
+      Task task;
+      task.kind = op.kind == MidOpKind::LayerNorm ? TaskKind::LayerNorm : TaskKind::Softmax;
+      task.op = index;
+      task.superstep = phase_of(index);
+      task.tile = layout.tiles[part].front();
+      task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(op.inputs[0])]);
+      task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+      task.columns = layout.parts[part].size();
+      task.column_elements = groups().chunk_panels * kPanelRows;
+      task.weights = pairs;
+      lir_.tasks.push_back(std::move(task));
+    }
   }
 
   // One task per tile of the output's layout: its columns of the output

@@ -104,7 +104,8 @@ void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
 }
 
 // Whole rows (docs/kernels.md, layernorm and softmax): workers take half
-// panels of 8 rows, so two panels keep four workers busy.
+// panels of 8 rows, so two panels keep four workers busy; the statistics
+// cover every column, the output the task's columns.
 void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
@@ -115,6 +116,9 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
       throw_failure(fmt::format("op '{}'", step.name), "the compiler supports {} on f16 and f32 values only",
                     variant.layernorm ? "layernorm" : "softmax");
   task.kernel = library.row(variant);
+  const MidValue& input = value(lir, op.inputs[0]);
+  const std::uint32_t first_column =
+      static_cast<std::uint32_t>(value(lir, op.output).layout.columns_on(task.tile).begin);
   const std::uint32_t panels = static_cast<std::uint32_t>(task.column_elements / kPanelRows);
   const std::uint32_t halves = 2 * panels;
   const std::uint32_t in_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.input);
@@ -126,7 +130,7 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
     std::uint32_t last = halves * static_cast<std::uint32_t>(worker + 1) / kWorkers;
     if (first == last) continue;
     std::vector<ArgumentWord> words{ArgumentWord::value(last - first),
-                                    ArgumentWord::value(static_cast<std::uint32_t>(task.columns)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(input.cols)),
                                     ArgumentWord::address(task.inputs[0].plus(first * in_half)),
                                     ArgumentWord::address(task.output.plus(first * out_half)),
                                     ArgumentWord::value(halves * in_half),
@@ -135,6 +139,8 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
       words.push_back(ArgumentWord::address(task.weights));
       words.push_back(ArgumentWord::value(epsilon));
     }
+    words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.columns)));
+    words.push_back(ArgumentWord::value(first_column * halves * in_half));
     task.worker_arguments.push_back(std::move(words));
   }
 }

@@ -199,20 +199,20 @@ void add_elementwise(const SearchContext& context, int step_index, int layout, L
   label.supervisor_bundles += 20;
 }
 
-void add_row_step(const SearchContext& context, int step_index, int from, Label& label) {
+void add_row_step(const SearchContext& context, int step_index, int from, int parts, Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& input = chain.activations[step.input];
-  add_rearrange(context, from, context.layouts.id(whole_rows_layout(input.cols)), storage_bytes(input.storage), repeat,
-                label);
-  std::int64_t elements = context.rows * input.cols;
+  add_rearrange(context, from, context.layouts.id(whole_on_tiles(input.cols, parts)), storage_bytes(input.storage),
+                repeat, label);
+  const std::int64_t share = ceil_div(input.cols, parts);
   const RowKernel kernel = step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax;
   label.cycles += repeat * row_tile_cycles(kernel, input.storage.element, step.result.element,
-                                           context.rows / kPanelRows, input.cols);
-  label.activation_peak = std::max(label.activation_peak,
-                                   elements * (storage_bytes(input.storage) + storage_bytes(step.result)));
-  if (step.gamma >= 0) label.weight_bytes += 8 * input.cols;
+                                           context.rows / kPanelRows, input.cols, share);
+  label.activation_peak = std::max(label.activation_peak, context.rows * (input.cols * storage_bytes(input.storage) +
+                                                                          share * storage_bytes(step.result)));
+  if (step.gamma >= 0) label.weight_bytes += 8 * share;
   label.supervisor_bundles += 20;
 }
 
@@ -230,8 +230,8 @@ void add_attention(const SearchContext& context, int step_index, int from, int p
   for (int operand : {step.input, step.second_input, step.third_input}) {
     const Activation& a = chain.activations[operand];
     const bool split = operand == step.third_input;
-    const int wanted = context.layouts.id(split ? attention_split_layout(a.cols, parts)
-                                                : attention_whole_layout(a.cols, parts));
+    const int wanted = context.layouts.id(split ? split_over_tiles(a.cols, parts)
+                                                : whole_on_tiles(a.cols, parts));
     add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(a.cols)) : from, wanted,
                   storage_bytes(a.storage), repeat, label);
     held += context.rows * (split ? share : a.cols) * storage_bytes(a.storage);
@@ -329,17 +329,21 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           continue_with(current, entry, std::move(grown));
         } else if (step.kind == StepKind::Attention) {
           const std::int64_t cols = chain.activations[step.output].cols;
-          for (int parts : attention_part_counts(cols, context.group_size)) {
+          for (int parts : spread_counts(cols, context.group_size)) {
             Label grown = label;
             grown.choice[index] = parts;
             add_attention(context, index, current, parts, grown);
-            continue_with(layouts.id(attention_split_layout(cols, parts)), entry, std::move(grown));
+            continue_with(layouts.id(split_over_tiles(cols, parts)), entry, std::move(grown));
           }
         } else {
-          Label grown = label;
-          int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
-          add_row_step(context, index, from, grown);
-          continue_with(layouts.id(whole_rows_layout(chain.activations[step.output].cols)), entry, std::move(grown));
+          const std::int64_t cols = chain.activations[step.output].cols;
+          for (int parts : spread_counts(cols, context.group_size)) {
+            Label grown = label;
+            grown.choice[index] = parts;
+            int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
+            add_row_step(context, index, from, parts, grown);
+            continue_with(layouts.id(split_over_tiles(cols, parts)), entry, std::move(grown));
+          }
         }
       }
     }
@@ -376,8 +380,8 @@ std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candid
   std::string text = fmt::format("{} groups of {} tiles, {} chunk{}", groups, group_size, chunks, chunks == 1 ? "" : "s");
   for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
     if (step_choice[index] < 0) continue;
-    if (chain.steps[index].kind == StepKind::Attention) {
-      text += fmt::format(", {} {}x1", chain.steps[index].name, step_choice[index]);
+    if (chain.steps[index].kind != StepKind::Gemm) {
+      if (step_choice[index] > 1) text += fmt::format(", {} {}x1", chain.steps[index].name, step_choice[index]);
       continue;
     }
     const GemmGrid& grid = candidates.by_step.at(index).at(group_size)[step_choice[index]].grid;

@@ -200,30 +200,33 @@ class Binder {
         }
   }
 
-  // LayerNorm's gamma and beta, interleaved as FP32 pairs on the tile that
-  // normalises whole rows (group tile 0).
+  // LayerNorm's gamma and beta, interleaved as FP32 pairs: on each tile that
+  // normalises rows, those of its output columns.
   void add_layernorm_weights(std::vector<package::Binding>& bindings, int op_index, const Place& place) {
-    const Step& step = lir_.chain->steps[static_cast<std::size_t>(lir_.mid->ops[static_cast<std::size_t>(op_index)].step)];
+    const MidOp& op = lir_.mid->ops[static_cast<std::size_t>(op_index)];
+    const Step& step = lir_.chain->steps[static_cast<std::size_t>(op.step)];
+    const ColumnLayout& layout = lir_.mid->values[static_cast<std::size_t>(op.output)].layout;
     const int parameters[] = {step.gamma, step.beta};
     for (int which = 0; which < 2; ++which) {
       const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(parameters[which])];
       package::Binding& binding = binding_for(bindings, weight.parameter);
       const graph::TensorType& type = binding.type;
       for (int group = 0; group < groups_.groups; ++group)
-        for (int iteration = 0; iteration < iterations(place); ++iteration) {
-          Piece piece;
-          piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, 0));
-          piece.address = address_of(lir_, place, 0, iteration) + static_cast<std::uint32_t>(which) * 4;
-          for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
-            piece.start.push_back(axis == 0 && weight.per_iteration ? iteration : 0);
-            piece.size.push_back(1);
-            piece.strides.push_back(1);
+        for (std::size_t part = 0; part < layout.parts.size(); ++part)
+          for (int iteration = 0; iteration < iterations(place); ++iteration) {
+            Piece piece;
+            piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, layout.tiles[part].front()));
+            piece.address = address_of(lir_, place, 0, iteration) + static_cast<std::uint32_t>(which) * 4;
+            for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
+              piece.start.push_back(axis == 0 && weight.per_iteration ? iteration : 0);
+              piece.size.push_back(1);
+              piece.strides.push_back(1);
+            }
+            piece.start.push_back(layout.parts[part].begin);
+            piece.size.push_back(layout.parts[part].size());
+            piece.strides.push_back(2);
+            binding.pieces.push_back(std::move(piece));
           }
-          piece.start.push_back(0);
-          piece.size.push_back(type.shape.back());
-          piece.strides.push_back(2);
-          binding.pieces.push_back(std::move(piece));
-        }
     }
   }
 

@@ -238,6 +238,35 @@ TEST(FullChip, SiglipMlpBatchOneBeatsTheReferenceHardware) {
 
 // Elementwise ops after a whole-row op run as their own step (the row
 // kernels apply no epilogue).
+// Layernorm and softmax shared by several tiles of a group: each holds the
+// whole rows, computes their statistics and writes its columns. FP32
+// layernorm stays bit for bit the reference's.
+TEST(EndToEnd, RowOpsSpreadTheirColumnsOverTiles) {
+  const StorageType f32{ElementType::F32, 0};
+  for (bool layernorm : {true, false}) {
+    graph::GraphBuilder b;
+    graph::ValueId x = b.input("x", {{2, 32, 512}, f32});
+    if (layernorm) {
+      graph::ValueId gamma = b.parameter("gamma", {{512}, f32});
+      graph::ValueId beta = b.parameter("beta", {{512}, f32});
+      b.output("y", b.layernorm("norm", x, gamma, beta, 1e-5f, f32));
+    } else {
+      b.output("y", b.softmax("norm", x, -1, f32));
+    }
+    Outcome outcome = compile_and_run(b.finish(), on_tiles(64));
+    const std::string& plan = outcome.compiled.plan;
+    const std::size_t at = plan.find("norm ");
+    ASSERT_NE(at, std::string::npos) << plan;
+    EXPECT_GT(std::stoi(plan.substr(at + 5)), 1) << plan;
+    EXPECT_EQ(outcome.bad, 0) << plan;
+    if (layernorm)
+      EXPECT_EQ(outcome.max_error, 0.0) << plan;
+    else
+      EXPECT_LT(outcome.max_error, 1e-6) << plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
+  }
+}
+
 TEST(EndToEnd, GeluAfterLayerNormIsApplied) {
   const StorageType f32{ElementType::F32, 0};
   graph::GraphBuilder b;

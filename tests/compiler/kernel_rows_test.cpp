@@ -29,6 +29,11 @@ struct RowCase {
   int workers = 6;
   float epsilon = 1e-6f;
   float mean = 0.5f;  // of the input values (standard deviation 2)
+  // The output's columns [first_output_column, + output_columns) of the
+  // result (0: all columns).
+  std::int64_t first_output_column = 0;
+  std::int64_t output_columns = 0;
+  std::int64_t written() const { return output_columns ? output_columns : columns; }
 };
 
 std::string kernel_name(const RowCase& c) {
@@ -37,7 +42,7 @@ std::string kernel_name(const RowCase& c) {
 }
 
 struct RowOutcome {
-  std::vector<float> actual;    // row-major [rows][columns]
+  std::vector<float> actual;    // row-major [rows][written columns]
   std::vector<float> expected;  // the reference's FP32 results
   KernelResult result;
 };
@@ -77,20 +82,25 @@ RowOutcome run_rows(const RowCase& c) {
         std::memcpy(&stored[at], &value, 4);
       }
     }
+  // gamma and beta of every column; the kernel reads the written ones' pairs.
   std::vector<float> gamma(static_cast<std::size_t>(columns)), beta(gamma.size()), pairs;
   std::normal_distribution<float> unit(0.0f, 1.0f);
   for (std::size_t i = 0; i < gamma.size(); ++i) {
     gamma[i] = unit(random);
     beta[i] = unit(random);
-    pairs.push_back(gamma[i]);
-    pairs.push_back(beta[i]);
+    if (static_cast<std::int64_t>(i) >= c.first_output_column &&
+        static_cast<std::int64_t>(i) < c.first_output_column + c.written()) {
+      pairs.push_back(gamma[i]);
+      pairs.push_back(beta[i]);
+    }
   }
 
   DataPlaces places;
   const auto elements = static_cast<std::uint32_t>(rows * columns);
-  std::uint32_t in = places.take(elements * in_bytes), out = places.take(elements * out_bytes);
-  std::uint32_t gamma_beta = places.take(static_cast<std::uint32_t>(columns) * 8);
-  KernelRun run{kernel_name(c), {}, {{in, stored}, {gamma_beta, testing::bytes_of(pairs)}}, {{out, elements * out_bytes}}};
+  const auto written = static_cast<std::uint32_t>(rows * c.written());
+  std::uint32_t in = places.take(elements * in_bytes), out = places.take(written * out_bytes);
+  std::uint32_t gamma_beta = places.take(static_cast<std::uint32_t>(c.written()) * 8);
+  KernelRun run{kernel_name(c), {}, {{in, stored}, {gamma_beta, testing::bytes_of(pairs)}}, {{out, written * out_bytes}}};
   const auto in_stride = static_cast<std::uint32_t>(rows) * in_bytes, out_stride = static_cast<std::uint32_t>(rows) * out_bytes;
   std::uint32_t epsilon_bits;
   std::memcpy(&epsilon_bits, &c.epsilon, 4);
@@ -103,6 +113,8 @@ RowOutcome run_rows(const RowCase& c) {
       block.push_back(gamma_beta);
       block.push_back(epsilon_bits);
     }
+    block.push_back(static_cast<std::uint32_t>(c.written()));
+    block.push_back(static_cast<std::uint32_t>(c.first_output_column) * in_stride);
     run.blocks.push_back(std::move(block));
   }
 
@@ -113,10 +125,16 @@ RowOutcome run_rows(const RowCase& c) {
     reference::layernorm(x, gamma, beta, outcome.expected, columns, c.epsilon);
   else
     reference::softmax(x, outcome.expected, columns);
-  const std::vector<std::uint8_t>& bytes = outcome.result.outputs[0];
-  outcome.actual.resize(x.size());
+  // Only the written columns, row-major.
+  std::vector<float> all = std::move(outcome.expected);
+  outcome.expected.clear();
   for (std::int64_t row = 0; row < rows; ++row)
-    for (std::int64_t column = 0; column < columns; ++column) {
+    for (std::int64_t column = 0; column < c.written(); ++column)
+      outcome.expected.push_back(all[static_cast<std::size_t>(row * columns + c.first_output_column + column)]);
+  const std::vector<std::uint8_t>& bytes = outcome.result.outputs[0];
+  outcome.actual.resize(outcome.expected.size());
+  for (std::int64_t row = 0; row < rows; ++row)
+    for (std::int64_t column = 0; column < c.written(); ++column) {
       const std::size_t at = static_cast<std::size_t>(column * rows + row) * out_bytes;
       float value;
       if (c.output == ElementType::F16) {
@@ -126,7 +144,7 @@ RowOutcome run_rows(const RowCase& c) {
       } else {
         std::memcpy(&value, &bytes[at], 4);
       }
-      outcome.actual[static_cast<std::size_t>(row * columns + column)] = value;
+      outcome.actual[static_cast<std::size_t>(row * c.written() + column)] = value;
     }
   return outcome;
 }
@@ -161,7 +179,7 @@ void expect_bundles(const RowCase& c, const RowOutcome& outcome) {
   for (int worker = 0; worker < c.workers; ++worker) {
     const std::int64_t halves = 2 * c.panels * (worker + 1) / c.workers - 2 * c.panels * worker / c.workers;
     EXPECT_EQ(static_cast<std::int64_t>((outcome.result.worker_cycles[static_cast<std::size_t>(worker)] + 4) / 6),
-              row_worker_bundles(c.kernel, c.input, c.output, halves, c.columns) + (halves == 0 ? 8 : 0))
+              row_worker_bundles(c.kernel, c.input, c.output, halves, c.columns, c.written()) + (halves == 0 ? 10 : 0))
         << kernel_name(c) << " worker " << worker;
   }
 }
@@ -176,6 +194,22 @@ TEST_P(RowKernels, MatchTheReferenceAndTheCostModel) {
     c.panels = panels;
     c.columns = columns;
     c.workers = workers;
+    RowOutcome outcome = run_rows(c);
+    check(c, outcome);
+    expect_bundles(c, outcome);
+  }
+}
+
+// A tile writing some of the columns: the statistics over all of them, the
+// output of its own, bit for bit (LayerNorm) as when it writes them all.
+TEST_P(RowKernels, WriteAColumnRange) {
+  RowCase c;
+  std::tie(c.kernel, c.input, c.output) = GetParam();
+  for (auto [first, count] : {std::pair{0, 5}, std::pair{13, 11}, std::pair{36, 1}}) {
+    c.panels = 2;
+    c.columns = 37;
+    c.first_output_column = first;
+    c.output_columns = count;
     RowOutcome outcome = run_rows(c);
     check(c, outcome);
     expect_bundles(c, outcome);
@@ -218,10 +252,10 @@ TEST(RowKernels, WideRowsRunAtTheirLoopsRate) {
     const double cycles = static_cast<double>(outcome.result.kernel_cycles);
     std::cerr << kernel_name(c) << " C=" << c.columns << ": " << outcome.result.kernel_cycles << " cycles, "
               << row_bundles_per_column(kernel, c.input, c.output) << " bundles per column of 8 rows, loops "
-              << loops / cycles << " of the cycles; model " << row_tile_cycles(kernel, c.input, c.output, c.panels, c.columns)
+              << loops / cycles << " of the cycles; model " << row_tile_cycles(kernel, c.input, c.output, c.panels, c.columns, c.columns)
               << "\n";
     EXPECT_GT(loops / cycles, 0.98);
-    EXPECT_NEAR(row_tile_cycles(kernel, c.input, c.output, c.panels, c.columns) / static_cast<double>(outcome.result.stats.halt_cycle), 1.0, 0.03);
+    EXPECT_NEAR(row_tile_cycles(kernel, c.input, c.output, c.panels, c.columns, c.columns) / static_cast<double>(outcome.result.stats.halt_cycle), 1.0, 0.03);
   }
 }
 
