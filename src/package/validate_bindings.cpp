@@ -150,7 +150,11 @@ void check_coverage(const std::string& where, const Binding& binding) {
 
   std::vector<std::uint64_t> bits(static_cast<std::size_t>((elements + 63) / 64), 0);
   const std::uint32_t element_size = element_bytes(binding.type.storage.element);
+  // A parameter's replicas (every group's copy) cover what their first copy
+  // does: mark each distinct piece once.
+  std::set<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> marked;
   for (const Piece& piece : binding.pieces) {
+    if (!exactly_once && !marked.emplace(piece.start, piece.size).second) continue;
     for_each_piece_row(piece, binding.type.shape, element_size, [&](const PieceRow& row) {
       std::int64_t already = set_bits(bits, row.flat_index, row.flat_index + row.count);
       if (already >= 0 && exactly_once)
