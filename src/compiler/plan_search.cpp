@@ -28,19 +28,20 @@ class LayoutTable {
     for (int candidate : by_hash_[key])
       if (layouts_[static_cast<std::size_t>(candidate)] == layout) return candidate;
     layouts_.push_back(layout);
+    std::int64_t most = 0;
+    for (const Range& part : layout.parts) most = std::max(most, part.size());
+    widest_.push_back(most);
     int id = static_cast<int>(layouts_.size()) - 1;
     by_hash_[key].push_back(id);
     return id;
   }
   const ColumnLayout& at(int id) const { return layouts_[static_cast<std::size_t>(id)]; }
-  std::int64_t widest(int id) const {
-    std::int64_t most = 0;
-    for (const Range& part : at(id).parts) most = std::max(most, part.size());
-    return most;
-  }
+  // The most columns any tile holds.
+  std::int64_t widest(int id) const { return widest_[static_cast<std::size_t>(id)]; }
 
   const RearrangeCost& cost(int from, int to) {
-    auto key = std::make_pair(from, to);
+    const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32 |
+                              static_cast<std::uint32_t>(to);
     auto it = costs_.find(key);
     if (it == costs_.end()) it = costs_.emplace(key, rearrange_cost(at(from), at(to))).first;
     return it->second;
@@ -59,8 +60,9 @@ class LayoutTable {
   }
 
   std::vector<ColumnLayout> layouts_;
-  std::map<std::uint64_t, std::vector<int>> by_hash_;
-  std::map<std::pair<int, int>, RearrangeCost> costs_;
+  std::vector<std::int64_t> widest_;
+  std::unordered_map<std::uint64_t, std::vector<int>> by_hash_;
+  std::unordered_map<std::uint64_t, RearrangeCost> costs_;  // by (from << 32 | to)
 };
 
 struct Label {
