@@ -329,21 +329,18 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           Label grown = label;
           add_elementwise(context, index, current, grown);
           continue_with(current, entry, std::move(grown));
-        } else if (step.kind == StepKind::Attention) {
-          const std::int64_t cols = chain.activations[step.output].cols;
-          for (int parts : spread_counts(cols, context.group_size)) {
-            Label grown = label;
-            grown.choice[index] = parts;
-            add_attention(context, index, current, parts, grown);
-            continue_with(layouts.id(split_over_tiles(cols, parts)), entry, std::move(grown));
-          }
         } else {
+          // Whole-row steps: over how many tiles their output columns spread.
           const std::int64_t cols = chain.activations[step.output].cols;
           for (int parts : spread_counts(cols, context.group_size)) {
             Label grown = label;
             grown.choice[index] = parts;
-            int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
-            add_row_step(context, index, from, parts, grown);
+            if (step.kind == StepKind::Attention) {
+              add_attention(context, index, current, parts, grown);
+            } else {
+              int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
+              add_row_step(context, index, from, parts, grown);
+            }
             continue_with(layouts.id(split_over_tiles(cols, parts)), entry, std::move(grown));
           }
         }
