@@ -267,8 +267,10 @@ class ChainBuilder {
       throw_failure(op_where(op), "attention over {} rows where an earlier attention has {}; the compiler needs one",
                     segment, chain_.segment_rows);
     chain_.segment_rows = segment;
-    step.attention_scale = op.attention_scale != 0.0f ? op.attention_scale
-                                                      : 1.0f / std::sqrt(static_cast<float>(q.shape.back()));
+    step.attention_heads = op.attention_heads;
+    step.attention_scale = op.attention_scale != 0.0f
+                               ? op.attention_scale
+                               : 1.0f / std::sqrt(static_cast<float>(q.shape.back() / op.attention_heads));
     step.result = result.storage;
     step.output = new_activation(graph, op.results[0]);
     bindings[op.results[0]] = {Binding::Kind::Activation, step.output};

@@ -67,8 +67,11 @@ struct Step {
   int gamma = -1;
   int beta = -1;
   float epsilon = 0;
-  // Attention: output = softmax(input k^T * scale) v within each segment.
+  // Attention: output = softmax(input k^T * scale) v within each segment,
+  // per head (the columns of q, k, v and the output in `attention_heads`
+  // equal slices).
   float attention_scale = 0;
+  std::int64_t attention_heads = 1;
   // The step's own result type, before its epilogue.
   StorageType result;
   std::vector<EpilogueOp> epilogue;

@@ -161,15 +161,12 @@ class MidBuilder {
 
   void add_attention(int index) {
     const Step& step = chain_.steps[index];
-    const int parts = choice_.step_choice[index];
+    const AttentionLayouts layouts = attention_layouts(chain_, step, choice_.step_choice[index]);
     MidOp op{MidOpKind::Attention, step.name, index};
-    for (int operand : {step.input, step.second_input}) {
-      const std::int64_t cols = chain_.activations[operand].cols;
-      op.inputs.push_back(value_in(operand, whole_on_tiles(cols, parts), true));
-    }
-    op.inputs.push_back(value_in(step.third_input,
-                                 split_over_tiles(chain_.activations[step.third_input].cols, parts), true));
-    op.output = activation_value(step.output, split_over_tiles(chain_.activations[step.output].cols, parts));
+    op.inputs.push_back(value_in(step.input, layouts.q, true));
+    op.inputs.push_back(value_in(step.second_input, layouts.k, true));
+    op.inputs.push_back(value_in(step.third_input, layouts.v, true));
+    op.output = activation_value(step.output, layouts.output);
     add_op(std::move(op));
   }
 

@@ -176,14 +176,30 @@ ColumnLayout whole_on_tiles(std::int64_t cols, int parts) {
   return layout;
 }
 
-ColumnLayout split_over_tiles(std::int64_t cols, int parts) {
+ColumnLayout split_over_tiles(std::int64_t cols, int parts, std::int64_t unit) {
   ColumnLayout layout;
-  const std::vector<Range> shares = balanced_split(cols, parts, 1);
+  const std::vector<Range> shares = balanced_split(cols, parts, unit);
   for (int tile = 0; tile < parts; ++tile) {
     layout.parts.push_back(shares[static_cast<std::size_t>(tile)]);
     layout.tiles.push_back({tile});
   }
   return layout;
+}
+
+AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int parts) {
+  const std::int64_t d = chain.activations[static_cast<std::size_t>(step.input)].cols;
+  const std::int64_t e = chain.activations[static_cast<std::size_t>(step.output)].cols;
+  const std::int64_t heads = step.attention_heads;
+  if (heads == 1)
+    return {whole_on_tiles(d, parts), whole_on_tiles(d, parts), split_over_tiles(e, parts),
+            split_over_tiles(e, parts)};
+  return {split_over_tiles(d, parts, d / heads), split_over_tiles(d, parts, d / heads),
+          split_over_tiles(e, parts, e / heads), split_over_tiles(e, parts, e / heads)};
+}
+
+std::vector<int> attention_part_counts(const Chain& chain, const Step& step, int group_size) {
+  const std::int64_t heads = step.attention_heads;
+  return spread_counts(heads == 1 ? chain.activations[static_cast<std::size_t>(step.output)].cols : heads, group_size);
 }
 
 std::vector<int> spread_counts(std::int64_t output_cols, int group_size) {

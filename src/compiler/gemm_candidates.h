@@ -57,9 +57,19 @@ ColumnLayout whole_rows_layout(std::int64_t cols);
 // what it reads whole (whole_on_tiles), and tile t computes the output's
 // columns [C t / parts, C (t + 1) / parts) (split_over_tiles, balanced).
 ColumnLayout whole_on_tiles(std::int64_t cols, int parts);
-ColumnLayout split_over_tiles(std::int64_t cols, int parts);
+ColumnLayout split_over_tiles(std::int64_t cols, int parts, std::int64_t unit = 1);
 // The tile counts the search tries: powers of two up to the group's size
 // and the output's columns.
 std::vector<int> spread_counts(std::int64_t output_cols, int group_size);
+
+// Where attention over `parts` tiles reads and writes. One head: q and k
+// whole on every tile, v and the output split by columns. H heads: each
+// tile takes whole heads (parts <= H), so q, k, v and the output split by
+// heads and no tile computes another's scores.
+struct AttentionLayouts {
+  ColumnLayout q, k, v, output;
+};
+AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int parts);
+std::vector<int> attention_part_counts(const Chain& chain, const Step& step, int group_size);
 
 }  // namespace tilec::compiler

@@ -447,8 +447,8 @@ class LirBuilder {
     }
   }
 
-  // One task per tile of the output's layout: its columns of the output
-  // from all of q and k and its columns of v.
+  // One task per tile of the output's layout and head on it: its columns of
+  // the output from its q, k and v (attention_layouts).
   void add_attention(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     Buffer scratch{op.name + ".scratch", BufferKind::Scratch};
@@ -456,18 +456,25 @@ class LirBuilder {
     scratch.lifetime = Lifetime{phase_of(index), phase_of(index), false};
     const Place scratch_place{add_buffer(std::move(scratch)), 0, 0, 0};
     const ColumnLayout& layout = value(op.output).layout;
+    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
+    const std::int64_t head_columns = value(op.output).cols / step.attention_heads;
     for (std::size_t part = 0; part < layout.parts.size(); ++part) {
-      Task task;
-      task.kind = TaskKind::Attention;
-      task.op = index;
-      task.superstep = phase_of(index);
-      task.tile = layout.tiles[part].front();
-      for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
-      task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-      task.columns = layout.parts[part].size();
-      task.column_elements = groups().chunk_panels * kPanelRows;
-      task.scratch = scratch_place;
-      lir_.tasks.push_back(std::move(task));
+      const std::int64_t columns = layout.parts[part].size();
+      const std::int64_t heads = step.attention_heads == 1 ? 1 : columns / head_columns;
+      for (int head = 0; head < heads; ++head) {
+        Task task;
+        task.kind = TaskKind::Attention;
+        task.op = index;
+        task.superstep = phase_of(index);
+        task.tile = layout.tiles[part].front();
+        for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
+        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+        task.columns = step.attention_heads == 1 ? columns : head_columns;
+        task.column_elements = groups().chunk_panels * kPanelRows;
+        task.scratch = scratch_place;
+        task.head = head;
+        lir_.tasks.push_back(std::move(task));
+      }
     }
   }
 

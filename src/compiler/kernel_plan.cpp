@@ -160,17 +160,28 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   const std::uint32_t panels = static_cast<std::uint32_t>(task.column_elements / kPanelRows);
   std::uint32_t scale;
   std::memcpy(&scale, &step.attention_scale, 4);
+  // The task's head among the tile's: its columns of q, k (D each), v and
+  // the output (E each) start `head` heads into the tile's pieces.
+  const std::int64_t d = q.cols / step.attention_heads;
+  const std::uint32_t head = static_cast<std::uint32_t>(task.head);
+  const std::uint32_t q_head = head * static_cast<std::uint32_t>(d) * lir.panel_bytes(q.storage);
+  const std::uint32_t v_head =
+      head * static_cast<std::uint32_t>(task.columns) * lir.panel_bytes(value(lir, op.inputs[2]).storage);
+  const std::uint32_t out_head =
+      head * static_cast<std::uint32_t>(task.columns) * lir.panel_bytes(value(lir, op.output).storage);
   for (int worker = 0; worker < kWorkers; ++worker) {
     const std::int64_t first = rows * worker / kWorkers, last = rows * (worker + 1) / kWorkers;
     if (first == last) continue;
     std::vector<ArgumentWord> words{ArgumentWord::value(static_cast<std::uint32_t>(first)),
                                     ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
                                     ArgumentWord::value(static_cast<std::uint32_t>(segment)),
-                                    ArgumentWord::value(static_cast<std::uint32_t>(q.cols)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(d)),
                                     ArgumentWord::value(static_cast<std::uint32_t>(task.columns)),
                                     ArgumentWord::value(panels)};
-    for (const Place& operand : task.inputs) words.push_back(ArgumentWord::address(operand));
-    words.push_back(ArgumentWord::address(task.output));
+    words.push_back(ArgumentWord::address(task.inputs[0].plus(q_head)));
+    words.push_back(ArgumentWord::address(task.inputs[1].plus(q_head)));
+    words.push_back(ArgumentWord::address(task.inputs[2].plus(v_head)));
+    words.push_back(ArgumentWord::address(task.output.plus(out_head)));
     words.push_back(ArgumentWord::value(scale));
     words.push_back(ArgumentWord::address(
         task.scratch.plus(static_cast<std::uint32_t>(task.worker_arguments.size()) * attention_worker_scratch(segment))));

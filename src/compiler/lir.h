@@ -120,8 +120,10 @@ struct Task {
   // epilogue); the last applies the epilogue.
   bool partial_sum = false;
   Place bias;
-  // Attention: inputs are q, k, v; each worker's scratch follows the last.
+  // Attention: inputs are q, k, v; each worker's scratch follows the last;
+  // which of the tile's heads this task computes.
   Place scratch;
+  int head = 0;
   std::int64_t columns = 0;
   std::int64_t column_elements = 0;
   // Filled by plan_kernels: the kernel, and one argument block per worker

@@ -218,33 +218,37 @@ void add_row_step(const SearchContext& context, int step_index, int from, int pa
   label.supervisor_bundles += 20;
 }
 
-// Attention on `parts` tiles: each holds all of q and k (every query row
-// reads every key of its segment) and its share of v's columns, and
-// computes that share of the output.
+// Attention on `parts` tiles (attention_layouts): with one head each tile
+// holds all of q and k (every query row reads every key of its segment) and
+// its share of v's columns; with several, whole heads. Each tile computes
+// its share of the output, a head at a time.
 void add_attention(const SearchContext& context, int step_index, int from, int parts, Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& q = chain.activations[step.input];
-  const Activation& v = chain.activations[step.third_input];
-  const std::int64_t share = ceil_div(v.cols, parts);
+  const AttentionLayouts wanted = attention_layouts(chain, step, parts);
+  const ColumnLayout* layouts[] = {&wanted.q, &wanted.k, &wanted.v};
+  const int operands[] = {step.input, step.second_input, step.third_input};
   std::int64_t held = 0;
-  for (int operand : {step.input, step.second_input, step.third_input}) {
-    const Activation& a = chain.activations[operand];
-    const bool split = operand == step.third_input;
-    const int wanted = context.layouts.id(split ? split_over_tiles(a.cols, parts)
-                                                : whole_on_tiles(a.cols, parts));
-    add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(a.cols)) : from, wanted,
+  for (int i = 0; i < 3; ++i) {
+    const Activation& a = chain.activations[operands[i]];
+    const int id = context.layouts.id(*layouts[i]);
+    add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(a.cols)) : from, id,
                   storage_bytes(a.storage), repeat, label);
-    held += context.rows * (split ? share : a.cols) * storage_bytes(a.storage);
+    held += context.rows * context.layouts.widest(id) * storage_bytes(a.storage);
   }
+  const std::int64_t heads = step.attention_heads;
+  const std::int64_t share = context.layouts.widest(context.layouts.id(wanted.output));
+  const std::int64_t e = heads == 1 ? share : chain.activations[step.output].cols / heads;
   const std::int64_t rows = context.rows / chain.segment_rows * chain.segment_rows;
-  label.cycles += repeat * attention_tile_cycles(q.storage.element, step.result.element, rows, chain.segment_rows,
-                                                 q.cols, share);
+  label.cycles += repeat * static_cast<double>(share / e) *
+                  attention_tile_cycles(q.storage.element, step.result.element, rows, chain.segment_rows,
+                                        q.cols / heads, e);
   const std::int64_t output = context.rows * share * storage_bytes(step.result);
   label.activation_peak = std::max(label.activation_peak,
                                    held + output + kWorkers * attention_worker_scratch(chain.segment_rows));
-  label.supervisor_bundles += 20;
+  label.supervisor_bundles += 20 * (share / e);
 }
 
 // Layouts (ids) a repeat's carried value may take inside the loop: the
@@ -332,16 +336,19 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
         } else {
           // Whole-row steps: over how many tiles their output columns spread.
           const std::int64_t cols = chain.activations[step.output].cols;
-          for (int parts : spread_counts(cols, context.group_size)) {
+          const bool attention = step.kind == StepKind::Attention;
+          for (int parts : attention ? attention_part_counts(chain, step, context.group_size)
+                                     : spread_counts(cols, context.group_size)) {
             Label grown = label;
             grown.choice[index] = parts;
-            if (step.kind == StepKind::Attention) {
+            if (attention) {
               add_attention(context, index, current, parts, grown);
+              continue_with(layouts.id(attention_layouts(chain, step, parts).output), entry, std::move(grown));
             } else {
               int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
               add_row_step(context, index, from, parts, grown);
+              continue_with(layouts.id(split_over_tiles(cols, parts)), entry, std::move(grown));
             }
-            continue_with(layouts.id(split_over_tiles(cols, parts)), entry, std::move(grown));
           }
         }
       }

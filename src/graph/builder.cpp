@@ -151,9 +151,10 @@ ValueId GraphBuilder::softmax(const std::string& name, ValueId x, int axis,
 }
 
 ValueId GraphBuilder::attention(const std::string& name, ValueId q, ValueId k, ValueId v,
-                                float scale, std::optional<StorageType> result) {
+                                float scale, std::optional<StorageType> result, std::int64_t heads) {
   Op op = make_op(OpKind::Attention, name, {q, k, v});
   op.attention_scale = scale;
+  op.attention_heads = heads;
   return add_single(std::move(op), result);
 }
 

@@ -51,9 +51,11 @@ class GraphBuilder {
                     float epsilon = 1e-6f, std::optional<StorageType> result = {});
   ValueId softmax(const std::string& name, ValueId x, int axis = -1,
                   std::optional<StorageType> result = {});
-  // q [..., S, D], k [..., T, D], v [..., T, E] -> [..., S, E]; scale 0 = 1/sqrt(D).
+  // q [..., S, D], k [..., T, D], v [..., T, E] -> [..., S, E]; scale 0 =
+  // 1/sqrt(D / heads). Head h attends with columns [h D/H, (h+1) D/H) of q
+  // and k and writes columns [h E/H, (h+1) E/H) from those of v.
   ValueId attention(const std::string& name, ValueId q, ValueId k, ValueId v, float scale = 0.0f,
-                    std::optional<StorageType> result = {});
+                    std::optional<StorageType> result = {}, std::int64_t heads = 1);
 
   struct RepeatOperands {
     std::vector<ValueId> carried{};

@@ -82,8 +82,10 @@ struct Op {
   float epsilon = 1e-6f;
   // softmax
   int axis = -1;
-  // attention: operands (q, k, v); scale 0 means 1/sqrt(D)
+  // attention: operands (q, k, v); scale 0 means 1/sqrt(D / heads). With
+  // heads H, the last axes of q, k and v are H equal slices, one per head.
   float attention_scale = 0.0f;
+  std::int64_t attention_heads = 1;
   // repeat
   std::int64_t count = 0;
   RepeatSignature signature;

@@ -372,9 +372,11 @@ class Reader {
         return;
       }
       case OpKind::Attention: {
-        Fields f(entry, where, "attention", {"op", "name", "q", "k", "v", "attention_scale", "type", "scale"});
+        Fields f(entry, where, "attention", {"op", "name", "q", "k", "v", "attention_scale", "heads", "type", "scale"});
+        const std::int64_t heads = f.optional_integer("heads").value_or(1);
+        if (heads < 1 || heads > (1 << 20)) throw_bad_input(where, "heads {} must be from 1 to 2^20", heads);
         builder.attention(name, operand(f, "q"), operand(f, "k"), operand(f, "v"),
-                          f.number("attention_scale", 0.0f), read_storage(f, false));
+                          f.number("attention_scale", 0.0f), read_storage(f, false), heads);
         return;
       }
       case OpKind::Repeat: read_repeat(entry, name, where, builder); return;

@@ -153,7 +153,9 @@ class Writer {
         operand("q", 0);
         operand("k", 1);
         operand("v", 2);
-        line.field("attention_scale", float_text(op.attention_scale)).storage(result);
+        line.field("attention_scale", float_text(op.attention_scale));
+        if (op.attention_heads != 1) line.field("heads", std::to_string(op.attention_heads));
+        line.storage(result);
         break;
       case OpKind::Repeat: return repeat_text(graph, op, line, level);
       case OpKind::Input:

@@ -169,28 +169,41 @@ Values layernorm(const Op& op, const Buffer& x, const Buffer& gamma, const Buffe
   return out;
 }
 
+// Columns [first, first + count) of a row-major [rows, cols] matrix.
+std::vector<float> columns_of(std::span<const float> matrix, std::int64_t rows, std::int64_t cols, std::int64_t first,
+                              std::int64_t count) {
+  std::vector<float> part(static_cast<std::size_t>(rows * count));
+  for (std::int64_t r = 0; r < rows; ++r)
+    std::copy_n(matrix.begin() + r * cols + first, count, part.begin() + r * count);
+  return part;
+}
+
 Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v, const Shape& result) {
   const Shape& qs = q.type.shape;
   const Shape& ks = k.type.shape;
+  const std::int64_t heads = op.attention_heads;
   const std::int64_t s = qs[qs.size() - 2], d = qs.back(), t = ks[ks.size() - 2];
   const std::int64_t e = result.back();
+  const std::int64_t dh = d / heads, eh = e / heads;
   const float scale = op.attention_scale != 0.0f ? op.attention_scale
-                                                 : 1.0f / std::sqrt(static_cast<float>(d));
+                                                 : 1.0f / std::sqrt(static_cast<float>(dh));
   const Shape batch = drop_last(result, 2);
   const BroadcastMap q_map(drop_last(qs, 2), batch), k_map(drop_last(ks, 2), batch),
       v_map(drop_last(v.type.shape, 2), batch);
   Values out(static_cast<std::size_t>(product(result)));
-  Values scores(static_cast<std::size_t>(s * t)), probabilities(scores.size());
-  for (std::int64_t i = 0; i < product(batch); ++i) {
-    reference::gemm(slice(q, q_map(i) * s * d, s * d), slice(k, k_map(i) * t * d, t * d), scores, s,
-                    t, d, false, true);
-    for (float& score : scores) score *= scale;
-    reference::softmax(scores, probabilities, t);
-    reference::gemm(probabilities, slice(v, v_map(i) * t * e, t * e),
-                    std::span<float>(out).subspan(static_cast<std::size_t>(i * s * e),
-                                                  static_cast<std::size_t>(s * e)),
-                    s, e, t);
-  }
+  Values scores(static_cast<std::size_t>(s * t)), probabilities(scores.size()), head_out(static_cast<std::size_t>(s * eh));
+  for (std::int64_t i = 0; i < product(batch); ++i)
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const std::vector<float> qh = columns_of(slice(q, q_map(i) * s * d, s * d), s, d, h * dh, dh);
+      const std::vector<float> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
+      const std::vector<float> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
+      reference::gemm(qh, kh, scores, s, t, dh, false, true);
+      for (float& score : scores) score *= scale;
+      reference::softmax(scores, probabilities, t);
+      reference::gemm(probabilities, vh, head_out, s, eh, t);
+      for (std::int64_t r = 0; r < s; ++r)
+        std::copy_n(head_out.begin() + r * eh, eh, out.begin() + (i * s + r) * e + h * eh);
+    }
   return out;
 }
 

@@ -137,6 +137,10 @@ class OpChecker {
                       k[k.size() - 2]);
     if (!std::isfinite(op_.attention_scale))
       throw_bad_input(where_, "attention scale {} must be finite", op_.attention_scale);
+    const std::int64_t heads = op_.attention_heads;
+    if (heads < 1) throw_bad_input(where_, "heads {} must be at least 1", heads);
+    if (q.back() % heads != 0 || v.back() % heads != 0)
+      throw_bad_input(where_, "{} heads do not divide D = {} of 'q' and E = {} of 'v'", heads, q.back(), v.back());
     Shape batch = broadcast_batch(0, 1, 2);
     std::optional<Shape> with_v = broadcast_shapes(batch, leading(v, 2));
     if (!with_v)

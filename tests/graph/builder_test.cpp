@@ -140,6 +140,10 @@ TEST(GraphBuilder, LayerNormSoftmaxAndAttentionShapes) {
             "op 'att2': operand 'k' has shape [1,5,3] but operand 'q' needs D = 8");
   EXPECT_EQ(bad_input_message([&] { b.attention("att3", x, k, x); }),
             "op 'att3': operand 'v' has shape [2,6,8] but operand 'k' needs T = 5");
+  EXPECT_EQ(bad_input_message([&] { b.attention("att4", x, k, v, 0.0f, std::nullopt, 2); }),
+            "op 'att4': 2 heads do not divide D = 8 of 'q' and E = 3 of 'v'");
+  EXPECT_EQ(bad_input_message([&] { b.attention("att5", x, k, v, 0.0f, std::nullopt, 0); }),
+            "op 'att5': heads 0 must be at least 1");
 }
 
 TEST(GraphBuilder, NamesAreCheckedAndUnique) {

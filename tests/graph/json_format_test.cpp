@@ -215,6 +215,10 @@ TEST(JsonFormat, OpErrorsNameTheOp) {
             "model.json: op 'h': field 'approximation' is 'fast', not 'tanh' or 'erf'");
   EXPECT_EQ(read_error(with_ops(R"({"op": "gelu", "name": "h", "x": "x", "scale": 3})")),
             "model.json: op 'h': field 'scale' needs field 'type'");
+  EXPECT_EQ(read_error(with_ops(R"({"op": "attention", "name": "h", "q": "x", "k": "x", "v": "x", "heads": 0})")),
+            "model.json: op 'h': heads 0 must be from 1 to 2^20");
+  EXPECT_EQ(read_error(with_ops(R"({"op": "attention", "name": "h", "q": "x", "k": "x", "v": "x", "heads": 2})")),
+            "model.json: op 'h': 2 heads do not divide D = 3 of 'q' and E = 3 of 'v'");
   EXPECT_EQ(read_error(with_ops(R"({"op": "softmax", "name": "h", "x": "x", "axis": 1.5})")),
             "model.json: op 'h': field 'axis' must be an integer, not a number");
   EXPECT_EQ(read_error(with_ops(R"({"op": "layernorm", "name": "h", "x": "x", "gamma": "w",

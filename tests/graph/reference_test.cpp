@@ -133,6 +133,43 @@ TEST(Reference, AttentionByHand) {
   EXPECT_THAT(result.outputs.at("s").at(0), FloatNear(expected(2.0f), 1e-4f));
 }
 
+// Heads attend separately: head h of a 2-head attention is the one-head
+// attention of columns [3 h, 3 h + 3) of q, k and v, bit for bit.
+TEST(Reference, AttentionHeadsAreSeparateAttentions) {
+  const std::int64_t s = 5, t = 7;
+  auto values = [](std::int64_t rows, std::int64_t cols, float seed) {
+    std::vector<float> v(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(seed * static_cast<float>(i + 1));
+    return v;
+  };
+  auto columns = [](const std::vector<float>& m, std::int64_t cols, std::int64_t first, std::int64_t count) {
+    std::vector<float> part;
+    for (std::size_t r = 0; r < m.size() / static_cast<std::size_t>(cols); ++r)
+      for (std::int64_t c = first; c < first + count; ++c) part.push_back(m[r * static_cast<std::size_t>(cols) + static_cast<std::size_t>(c)]);
+    return part;
+  };
+  const std::vector<float> q = values(s, 6, 0.7f), k = values(t, 6, 1.3f), v = values(t, 6, 2.1f);
+  GraphBuilder two;
+  two.output("y", two.attention("y", two.input("q", {{s, 6}, kF32}), two.input("k", {{t, 6}, kF32}),
+                                two.input("v", {{t, 6}, kF32}), 0.0f, std::nullopt, 2));
+  const std::vector<float> both = run_reference(two.finish(), {{"q", tensor({s, 6}, q)}, {"k", tensor({t, 6}, k)},
+                                                               {"v", tensor({t, 6}, v)}})
+                                      .outputs.at("y")
+                                      .to_floats();
+  for (std::int64_t h = 0; h < 2; ++h) {
+    GraphBuilder one;
+    one.output("y", one.attention("y", one.input("q", {{s, 3}, kF32}), one.input("k", {{t, 3}, kF32}),
+                                  one.input("v", {{t, 3}, kF32})));
+    const std::vector<float> head =
+        run_reference(one.finish(), {{"q", tensor({s, 3}, columns(q, 6, 3 * h, 3))},
+                                     {"k", tensor({t, 3}, columns(k, 6, 3 * h, 3))},
+                                     {"v", tensor({t, 3}, columns(v, 6, 3 * h, 3))}})
+            .outputs.at("y")
+            .to_floats();
+    EXPECT_EQ(columns(both, 6, 3 * h, 3), head) << "head " << h;
+  }
+}
+
 // x -> gelu(x W_i) + bias, i = 0, 1, 2.
 ValueId block(GraphBuilder& g, ValueId in, ValueId w, ValueId bias, const std::string& suffix) {
   ValueId h = g.gemm("h" + suffix, in, w, kF32);

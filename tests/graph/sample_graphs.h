@@ -22,7 +22,7 @@ inline Graph every_op_graph() {
   ValueId a = b.add("a", g, gamma);
   ValueId ln = b.layernorm("ln", a, gamma, beta, 1e-5f);
   ValueId sm = b.softmax("sm", ln, 1, kF16);
-  ValueId at = b.attention("at", sm, k, k, 0.3f);
+  ValueId at = b.attention("at", sm, k, k, 0.3f, std::nullopt, 2);
   ValueId ge = b.gelu("ge", at, GeluApproximation::Erf);
   ValueId c = b.cast("c", ge, {ElementType::F152, 2});
   std::vector<ValueId> loop = b.repeat(
