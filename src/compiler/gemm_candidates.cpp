@@ -193,13 +193,39 @@ AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int par
   if (heads == 1)
     return {whole_on_tiles(d, parts), whole_on_tiles(d, parts), split_over_tiles(e, parts),
             split_over_tiles(e, parts)};
-  return {split_over_tiles(d, parts, d / heads), split_over_tiles(d, parts, d / heads),
-          split_over_tiles(e, parts, e / heads), split_over_tiles(e, parts, e / heads)};
+  if (parts <= heads)
+    return {split_over_tiles(d, parts, d / heads), split_over_tiles(d, parts, d / heads),
+            split_over_tiles(e, parts, e / heads), split_over_tiles(e, parts, e / heads)};
+  // `per_head` tiles a head: each holds the head's q and k columns and a
+  // share of its v and output columns.
+  const int per_head = parts / static_cast<int>(heads);
+  AttentionLayouts layouts;
+  for (std::int64_t head = 0; head < heads; ++head) {
+    const int first_tile = static_cast<int>(head) * per_head;
+    ColumnLayout head_tiles = whole_on_tiles(d / heads, per_head);
+    for (int& tile : head_tiles.tiles.front()) tile += first_tile;
+    for (ColumnLayout* qk : {&layouts.q, &layouts.k}) {
+      qk->parts.push_back(Range{head * (d / heads), (head + 1) * (d / heads)});
+      qk->tiles.push_back(head_tiles.tiles.front());
+    }
+    const std::vector<Range> shares = balanced_split(e / heads, per_head, 1);
+    for (int i = 0; i < per_head; ++i)
+      for (ColumnLayout* vo : {&layouts.v, &layouts.output}) {
+        vo->parts.push_back(Range{head * (e / heads) + shares[static_cast<std::size_t>(i)].begin,
+                                  head * (e / heads) + shares[static_cast<std::size_t>(i)].end});
+        vo->tiles.push_back({first_tile + i});
+      }
+  }
+  return layouts;
 }
 
 std::vector<int> attention_part_counts(const Chain& chain, const Step& step, int group_size) {
   const std::int64_t heads = step.attention_heads;
-  return spread_counts(heads == 1 ? chain.activations[static_cast<std::size_t>(step.output)].cols : heads, group_size);
+  const std::int64_t cols = chain.activations[static_cast<std::size_t>(step.output)].cols;
+  std::vector<int> counts;
+  for (int parts : spread_counts(cols, group_size))
+    if (heads == 1 || parts <= heads || parts % heads == 0) counts.push_back(parts);
+  return counts;
 }
 
 std::vector<int> spread_counts(std::int64_t output_cols, int group_size) {

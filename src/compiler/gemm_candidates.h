@@ -63,9 +63,10 @@ ColumnLayout split_over_tiles(std::int64_t cols, int parts, std::int64_t unit = 
 std::vector<int> spread_counts(std::int64_t output_cols, int group_size);
 
 // Where attention over `parts` tiles reads and writes. One head: q and k
-// whole on every tile, v and the output split by columns. H heads: each
-// tile takes whole heads (parts <= H), so q, k, v and the output split by
-// heads and no tile computes another's scores.
+// whole on every tile, v and the output split by columns. H heads: up to H
+// tiles take whole heads, so no tile computes another's scores; beyond, a
+// multiple of H, each head's q and k sit on parts / H tiles that split its
+// v and output columns.
 struct AttentionLayouts {
   ColumnLayout q, k, v, output;
 };

@@ -459,8 +459,10 @@ class LirBuilder {
     const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
     const std::int64_t head_columns = value(op.output).cols / step.attention_heads;
     for (std::size_t part = 0; part < layout.parts.size(); ++part) {
+      // Whole heads, or (one head) a share of one head's columns.
       const std::int64_t columns = layout.parts[part].size();
-      const std::int64_t heads = step.attention_heads == 1 ? 1 : columns / head_columns;
+      const bool whole_heads = step.attention_heads > 1 && columns % head_columns == 0;
+      const std::int64_t heads = whole_heads ? columns / head_columns : 1;
       for (int head = 0; head < heads; ++head) {
         Task task;
         task.kind = TaskKind::Attention;
@@ -469,7 +471,7 @@ class LirBuilder {
         task.tile = layout.tiles[part].front();
         for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
         task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-        task.columns = step.attention_heads == 1 ? columns : head_columns;
+        task.columns = whole_heads ? head_columns : columns;
         task.column_elements = groups().chunk_panels * kPanelRows;
         task.scratch = scratch_place;
         task.head = head;

@@ -240,7 +240,8 @@ void add_attention(const SearchContext& context, int step_index, int from, int p
   }
   const std::int64_t heads = step.attention_heads;
   const std::int64_t share = context.layouts.widest(context.layouts.id(wanted.output));
-  const std::int64_t e = heads == 1 ? share : chain.activations[step.output].cols / heads;
+  // Columns per kernel run: the tile's share of one head, or a whole head.
+  const std::int64_t e = std::min(share, chain.activations[step.output].cols / heads);
   const std::int64_t rows = context.rows / chain.segment_rows * chain.segment_rows;
   label.cycles += repeat * static_cast<double>(share / e) *
                   attention_tile_cycles(q.storage.element, step.result.element, rows, chain.segment_rows,

@@ -328,21 +328,30 @@ TEST(EndToEnd, AttentionSpreadsItsColumnsOverTiles) {
   EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
 }
 
-// Several heads: each tile takes whole heads (two per tile where there are
-// more heads than tiles to share them), computing only their scores.
+// Several heads: tiles take whole heads (two per tile where there are more
+// heads than tiles to share them), or split a head's output columns (where
+// there are more tiles than heads), computing only their heads' scores.
 TEST(EndToEnd, MultiHeadAttentionMatchesTheReference) {
   const StorageType f32{ElementType::F32, 0};
-  for (std::int64_t heads : {4, 16}) {
+  struct Case {
+    std::int64_t heads;
+    std::uint32_t tiles;
+    bool more_tiles_than_heads;
+  };
+  for (Case c : {Case{4, 16, true}, Case{16, 16, false}, Case{2, 64, true}}) {
     graph::GraphBuilder b;
     graph::ValueId q = b.input("q", {{2, 32, 64}, f32});
     graph::ValueId k = b.input("k", {{2, 32, 64}, f32});
     graph::ValueId v = b.input("v", {{2, 32, 32}, f32});
-    b.output("y", b.attention("heads", q, k, v, 0.0f, f32, heads));
-    Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+    b.output("y", b.attention("heads", q, k, v, 0.0f, f32, c.heads));
+    Outcome outcome = compile_and_run(b.finish(), on_tiles(c.tiles));
     const std::string& plan = outcome.compiled.plan;
     const std::size_t at = plan.find("heads ");
     ASSERT_NE(at, std::string::npos) << plan;
-    EXPECT_LE(std::stoi(plan.substr(at + 6)), heads) << plan;
+    if (c.more_tiles_than_heads)
+      EXPECT_GT(std::stoi(plan.substr(at + 6)), c.heads) << plan;
+    else
+      EXPECT_LE(std::stoi(plan.substr(at + 6)), c.heads) << plan;
     EXPECT_EQ(outcome.bad, 0) << plan;
     EXPECT_LT(outcome.max_error, 1e-5) << plan;
     // The plan counts every worker's whole scratch; here the scratch is the
