@@ -83,6 +83,22 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
   return text;
 }
 
+json totals_json(const ProfileData& profile, const ProfileSummary& summary) {
+  return {{"name", profile.name},
+          {"target", profile.target},
+          {"active_tiles", summary.active_tiles},
+          {"clock_ghz", profile.clock_ghz},
+          {"syncs", summary.syncs},
+          {"exchange_bytes", summary.exchange_bytes},
+          {"worker_cycles", summary.worker_cycles},
+          {"amp_macs", summary.amp_macs},
+          {"amp_utilisation", summary.amp_utilisation},
+          {"roofline_fraction", summary.roofline_fraction ? json(*summary.roofline_fraction) : json(nullptr)},
+          {"graph_macs", profile.graph_macs},
+          {"peak_macs_per_cycle", profile.peak_macs_per_cycle},
+          {"phases", phases_json(summary.phases)}};
+}
+
 json query_json(const ProfileData& profile, const ProfileSummary& summary, std::size_t top) {
   json kernels = json::array();
   for (const KernelTotal& kernel : summary.kernels)
@@ -94,25 +110,14 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
   for (const TileSummary& tile : summary.tiles_by_index) tiles.push_back(tile_json(tile));
   json busiest = json::array();
   for (const TileSummary& tile : busiest_tiles(summary, top)) busiest.push_back(tile_json(tile));
-  return {{"name", profile.name},
-          {"target", profile.target},
-          {"tiles", summary.tiles},
-          {"active_tiles", summary.active_tiles},
-          {"clock_ghz", profile.clock_ghz},
-          {"cycles", summary.cycles},
-          {"renderer_cycles", summary.renderer_cycles},
-          {"syncs", summary.syncs},
-          {"exchange_bytes", summary.exchange_bytes},
-          {"worker_cycles", summary.worker_cycles},
-          {"amp_macs", summary.amp_macs},
-          {"amp_utilisation", summary.amp_utilisation},
-          {"roofline_fraction", summary.roofline_fraction ? json(*summary.roofline_fraction) : json(nullptr)},
-          {"graph_macs", profile.graph_macs},
-          {"peak_macs_per_cycle", profile.peak_macs_per_cycle},
-          {"phases", phases_json(summary.phases)},
-          {"kernels", std::move(kernels)},
-          {"busiest_tiles", std::move(busiest)},
-          {"tiles_by_index", std::move(tiles)}};
+  json report = totals_json(profile, summary);
+  report.update({{"tiles", summary.tiles},
+                 {"cycles", summary.cycles},
+                 {"renderer_cycles", summary.renderer_cycles},
+                 {"kernels", std::move(kernels)},
+                 {"busiest_tiles", std::move(busiest)},
+                 {"tiles_by_index", std::move(tiles)}});
+  return report;
 }
 
 }  // namespace tilec::profile

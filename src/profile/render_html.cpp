@@ -3,6 +3,7 @@
 // no network, no files.
 #include "profile/profile.h"
 #include "profile/profile_codec.h"
+#include "profile/query_report.h"
 #include "profile/report_template.h"
 #include "profile/summary.h"
 #include "support/error.h"
@@ -70,34 +71,18 @@ std::string page_data(const ProfileData& profile) {
                        {"worker_cycles", kernel.worker_cycles},
                        {"share", kernel.share}});
   json regions = regions_json(profile.regions);
-  json head = {
-      {"name", profile.name},
-      {"target", profile.target},
+  json head = totals_json(profile, summary);
+  head.update({
       {"tiles", profile.tiles},
-      {"active_tiles", summary.active_tiles},
-      {"clock_ghz", profile.clock_ghz},
       {"cycles", profile.cycles},
       {"renderer", {{"begin", span.begin}, {"end", span.end}}},
-      {"syncs", summary.syncs},
-      {"exchange_bytes", summary.exchange_bytes},
-      {"worker_cycles", summary.worker_cycles},
-      {"amp_macs", summary.amp_macs},
-      {"amp_utilisation", summary.amp_utilisation},
-      {"roofline_fraction", summary.roofline_fraction ? json(*summary.roofline_fraction) : json(nullptr)},
-      {"graph_macs", profile.graph_macs},
-      {"peak_macs_per_cycle", profile.peak_macs_per_cycle},
       {"peak_tile_bytes", profile.peak_tile_bytes},
       {"memory", {{"begin", machine.memory_begin}, {"end", machine.memory_end}, {"standard_end", machine.standard.end}}},
-      {"phases",
-       {{"compute", summary.phases.compute},
-        {"exchange", summary.phases.exchange},
-        {"sync", summary.phases.sync},
-        {"idle", summary.phases.idle}}},
       {"labels", profile.events.labels},
       {"kernels", std::move(kernels)},
       {"regions", std::move(regions)},
       {"tile_stat_fields", kTileStatFields},
-  };
+  });
   std::string out = head.dump();
   out.pop_back();  // the closing brace: the bulky members follow
   out += ",\"tile_stats\":";
