@@ -46,7 +46,7 @@ std::uint32_t argument_estimate(const Lir& lir) {
     std::uint32_t words = 0;
     switch (task.kind) {
       case TaskKind::Gemm:
-        words = 6 * 4 + 4 * static_cast<std::uint32_t>(task.column_blocks * lir.mid->groups.chunk_panels);
+        words = 6 * 4 + 4 * static_cast<std::uint32_t>(task.column_blocks * task.panels);
         break;
       case TaskKind::Combine: words = 6 * (4 + static_cast<std::uint32_t>(task.inputs.size())); break;
       case TaskKind::LayerNorm:

@@ -32,7 +32,7 @@ class MidBuilder {
     return static_cast<int>(program_.values.size()) - 1;
   }
 
-  int activation_value(int activation, const ColumnLayout& layout) {
+  int activation_value(int activation, const Layout& layout) {
     const Activation& a = chain_.activations[activation];
     MidValue value{a.name, a.cols, a.storage, layout, false, activation};
     int id = add_value(std::move(value));
@@ -47,10 +47,10 @@ class MidBuilder {
 
   // The value of `activation` in `layout`, rearranging when needed. Host
   // inputs seen for the first time are bound in the stored-once form.
-  int value_in(int activation, const ColumnLayout& layout, bool host_input_stored_once) {
+  int value_in(int activation, const Layout& layout, bool host_input_stored_once) {
     auto it = current_.find(activation);
     if (it == current_.end()) {
-      ColumnLayout bound = host_input_stored_once ? stored_once(layout, choice_.input_spread) : layout;
+      Layout bound = host_input_stored_once ? stored_once(layout, choice_.input_spread) : layout;
       int id = activation_value(activation, bound);
       if (bound == layout) return id;
       it = current_.find(activation);
@@ -68,15 +68,12 @@ class MidBuilder {
     return to;
   }
 
-  ColumnLayout spread_layout(std::int64_t cols) const {
-    ColumnLayout spread;
-    std::vector<Range> parts = balanced_split(cols, choice_.group_size, kPanelRows);
-    for (int tile = 0; tile < static_cast<int>(parts.size()); ++tile)
-      if (parts[tile].size()) {
-        spread.parts.push_back(parts[tile]);
-        spread.tiles.push_back({tile});
-      }
-    return spread;
+  std::int64_t chunk_panels() const { return program_.groups.chunk_panels; }
+
+  GemmGrid grid_of(int step) const {
+    return gemm_grid(candidates_.by_step.at(step).at(choice_.group_size).at(
+                         static_cast<std::size_t>(choice_.step_choice[static_cast<std::size_t>(step)])),
+                     chunk_panels());
   }
 
   void add_step(int index) {
@@ -94,28 +91,23 @@ class MidBuilder {
     const Step& step = chain_.steps[index];
     const GemmCandidate& candidate =
         candidates_.by_step.at(index).at(choice_.group_size).at(static_cast<std::size_t>(choice_.step_choice[index]));
-    int input = value_in(step.input, candidate.input_layout, true);
-    // Partial sums: every tile of column part n holds the sums over its K part.
+    const GemmGrid grid = grid_of(index);
+    int input = value_in(step.input, gemm_input_layout(grid), true);
+    // Partial sums: every tile of block (m, n) holds the sums over its K part.
     MidValue partial{step.name + ".partial", chain_.activations[step.output].cols,
-                     StorageType{candidate.partial_type, 0}, {}, true, -1};
-    for (int n = 0; n < candidate.grid.column_parts; ++n) {
-      partial.layout.parts.push_back(candidate.grid.columns[n]);
-      std::vector<int> tiles;
-      for (int k = 0; k < candidate.grid.k_parts; ++k) tiles.push_back(candidate.grid.tile(n, k));
-      partial.layout.tiles.push_back(std::move(tiles));
-    }
+                     StorageType{candidate.partial_type, 0}, gemm_partial_layout(grid), true, -1};
     int partial_id = add_value(std::move(partial));
     MidOp gemm{MidOpKind::Gemm, step.name, index};
     gemm.inputs = {input};
     gemm.output = partial_id;
-    gemm.grid = candidate.grid;
+    gemm.grid = grid;
     add_op(std::move(gemm));
 
-    int output = activation_value(step.output, candidate.output_layout);
+    int output = activation_value(step.output, gemm_output_layout(grid));
     MidOp reduce{MidOpKind::Reduce, step.name + ".reduce", index};
     reduce.inputs = {partial_id};
     reduce.output = output;
-    reduce.grid = candidate.grid;
+    reduce.grid = grid;
     reduce.epilogue = step.epilogue;
     add_op(std::move(reduce));
   }
@@ -123,8 +115,9 @@ class MidBuilder {
   void add_map(int index) {
     const Step& step = chain_.steps[index];
     auto it = current_.find(step.input);
-    ColumnLayout layout = it == current_.end() ? spread_layout(chain_.activations[step.input].cols)
-                                               : program_.values[it->second].layout;
+    Layout layout = it == current_.end()
+                        ? spread_layout(chunk_panels(), chain_.activations[step.input].cols, choice_.group_size)
+                        : program_.values[it->second].layout;
     bool enters_region = chain_.repeat && index < chain_.repeat->first_step && step.name == chain_.repeat->name + ".enter";
     if (enters_region) layout = entry_layout(layout);
     int input = value_in(step.input, layout, false);
@@ -139,29 +132,26 @@ class MidBuilder {
 
   // The carried value's layout inside the loop: what the body leaves, so the
   // loop needs no rearrange at its end when the plan allows it.
-  ColumnLayout entry_layout(const ColumnLayout& current) const {
+  Layout entry_layout(const Layout& current) const {
     const Step& last = chain_.steps[chain_.repeat->last_step];
     if (last.kind != StepKind::Gemm) return current;
-    return candidates_.by_step.at(chain_.repeat->last_step)
-        .at(choice_.group_size)
-        .at(static_cast<std::size_t>(choice_.step_choice[chain_.repeat->last_step]))
-        .output_layout;
+    return gemm_output_layout(grid_of(chain_.repeat->last_step));
   }
 
   void add_row_step(int index) {
     const Step& step = chain_.steps[index];
     const int parts = choice_.step_choice[index];
     const std::int64_t cols = chain_.activations[step.input].cols;
-    int input = value_in(step.input, whole_on_tiles(cols, parts), true);
+    int input = value_in(step.input, whole_on_tiles(chunk_panels(), cols, parts), true);
     MidOp op{step.kind == StepKind::LayerNorm ? MidOpKind::LayerNorm : MidOpKind::Softmax, step.name, index};
     op.inputs = {input};
-    op.output = activation_value(step.output, split_over_tiles(cols, parts));
+    op.output = activation_value(step.output, split_over_tiles(chunk_panels(), cols, parts));
     add_op(std::move(op));
   }
 
   void add_attention(int index) {
     const Step& step = chain_.steps[index];
-    const AttentionLayouts layouts = attention_layouts(chain_, step, choice_.step_choice[index]);
+    const AttentionLayouts layouts = attention_layouts(chain_, step, choice_.step_choice[index], chunk_panels());
     MidOp op{MidOpKind::Attention, step.name, index};
     op.inputs.push_back(value_in(step.input, layouts.q, true));
     op.inputs.push_back(value_in(step.second_input, layouts.k, true));
@@ -176,7 +166,7 @@ class MidBuilder {
     // start: the value the loop was entered with (not a copy the body made).
     for (const auto& [start, end] : region.carried) {
       const int entry_value = entry_values_.at(start);
-      const ColumnLayout entry = program_.values[static_cast<std::size_t>(entry_value)].layout;
+      const Layout entry = program_.values[static_cast<std::size_t>(entry_value)].layout;
       int final_value = value_in(end, entry, false);
       program_.loop_carried.emplace_back(final_value, entry_value);
     }

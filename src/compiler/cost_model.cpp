@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace tilec::compiler {
 
@@ -207,59 +208,88 @@ double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64
          costs.exchange_latency;
 }
 
-RearrangeCost rearrange_cost(const ColumnLayout& from, const ColumnLayout& to) {
+namespace {
+
+std::int64_t overlap(Range a, Range b) { return std::max<std::int64_t>(0, std::min(a.end, b.end) - std::max(a.begin, b.begin)); }
+
+// For each range of `to`, the ranges of `from` (both ordered) that may
+// overlap it, an interval of indices [first, last), and how many do.
+struct Span {
+  int first = 0;
+  int last = 0;
+  std::int64_t overlapping = 0;
+};
+std::vector<Span> overlapping(const std::vector<Range>& from, const std::vector<Range>& to) {
+  std::vector<Span> spans(to.size());
+  std::size_t first = 0;
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    while (first < from.size() && from[first].end <= to[j].begin) ++first;
+    std::size_t last = first;
+    std::int64_t count = 0;
+    for (; last < from.size() && from[last].begin < to[j].end; ++last) count += overlap(from[last], to[j]) > 0;
+    spans[j] = Span{static_cast<int>(first), static_cast<int>(last), count};
+  }
+  return spans;
+}
+
+}  // namespace
+
+RearrangeCost rearrange_cost(const Layout& from, const Layout& to) {
   RearrangeCost cost;
   int tiles = 0;
-  for (const auto& list : from.tiles)
-    for (int tile : list) tiles = std::max(tiles, tile + 1);
-  for (const auto& list : to.tiles)
-    for (int tile : list) tiles = std::max(tiles, tile + 1);
-  // The source part each tile holds (at most one per tile in our layouts).
-  std::vector<int> held(static_cast<std::size_t>(tiles), -1);
-  for (std::size_t part = 0; part < from.parts.size(); ++part)
-    for (int tile : from.tiles[part]) held[static_cast<std::size_t>(tile)] = static_cast<int>(part);
-  std::vector<std::int64_t> sent(static_cast<std::size_t>(tiles), 0), sends(static_cast<std::size_t>(tiles), 0);
-  auto holds = [&](int tile, std::int64_t begin, std::int64_t end) {
-    int part = held[static_cast<std::size_t>(tile)];
-    return part >= 0 && from.parts[static_cast<std::size_t>(part)].begin <= begin &&
-           end <= from.parts[static_cast<std::size_t>(part)].end;
-  };
-  // Both layouts list their parts in column order: sweep them together.
-  std::size_t first_source = 0;
-  for (std::size_t part = 0; part < to.parts.size(); ++part) {
-    const Range want = to.parts[part];
-    while (first_source < from.parts.size() && from.parts[first_source].end <= want.begin) ++first_source;
-    std::int64_t pieces = 0;
-    for (std::size_t source = first_source; source < from.parts.size() && from.parts[source].begin < want.end; ++source) {
-      const Range have = from.parts[source];
-      std::int64_t begin = std::max(want.begin, have.begin), end = std::min(want.end, have.end);
-      if (begin >= end) continue;
-      ++pieces;
-      bool needed = false;
-      for (int tile : to.tiles[part])
-        if (!holds(tile, begin, end)) {
-          needed = true;
-          break;
+  for (int tile : from.tile_list) tiles = std::max(tiles, tile + 1);
+  for (int tile : to.tile_list) tiles = std::max(tiles, tile + 1);
+  // Per tile: the source block it holds (at most one), and what it sends.
+  thread_local std::vector<int> held;
+  thread_local std::vector<std::int64_t> sent, sends;
+  thread_local std::vector<int> holding;
+  held.assign(static_cast<std::size_t>(tiles), -1);
+  sent.assign(static_cast<std::size_t>(tiles), 0);
+  sends.assign(static_cast<std::size_t>(tiles), 0);
+  holding.assign(static_cast<std::size_t>(from.blocks()), 0);
+  for (int block = 0; block < from.blocks(); ++block)
+    for (int tile : from.block_tiles(block)) held[static_cast<std::size_t>(tile)] = block;
+  const std::vector<Span> row_spans = overlapping(from.rows, to.rows);
+  const std::vector<Span> col_spans = overlapping(from.cols, to.cols);
+  const int from_cols = from.col_parts();
+  for (int r = 0; r < to.row_parts(); ++r)
+    for (int c = 0; c < to.col_parts(); ++c) {
+      const std::span<const int> wanting = to.tiles_of(r, c);
+      const Range want_rows = to.rows[static_cast<std::size_t>(r)], want_cols = to.cols[static_cast<std::size_t>(c)];
+      const std::int64_t area = want_rows.size() * want_cols.size();
+      if (area == 0) continue;
+      const Span& row_span = row_spans[static_cast<std::size_t>(r)];
+      const Span& col_span = col_spans[static_cast<std::size_t>(c)];
+      const std::int64_t pieces = row_span.overlapping * col_span.overlapping;
+      for (int tile : wanting) {
+        const int block = held[static_cast<std::size_t>(tile)];
+        std::int64_t local = 0;
+        if (block >= 0) {
+          ++holding[static_cast<std::size_t>(block)];
+          local = overlap(from.rows[static_cast<std::size_t>(block / from_cols)], want_rows) *
+                  overlap(from.cols[static_cast<std::size_t>(block % from_cols)], want_cols);
         }
-      if (!needed) continue;
-      std::size_t sender = static_cast<std::size_t>(from.tiles[source].front());
-      sent[sender] += end - begin;
-      sends[sender] += 1;
-    }
-    for (int tile : to.tiles[part]) {
-      int local = held[static_cast<std::size_t>(tile)];
-      std::int64_t overlap = 0;
-      if (local >= 0) {
-        const Range have = from.parts[static_cast<std::size_t>(local)];
-        overlap = std::max<std::int64_t>(0, std::min(want.end, have.end) - std::max(want.begin, have.begin));
+        const std::int64_t incoming = area - local;
+        cost.elements_in = std::max(cost.elements_in, incoming);
+        if (incoming > 0) cost.transfers = std::max(cost.transfers, pieces);
       }
-      std::int64_t incoming = want.size() - overlap;
-      cost.columns_in = std::max(cost.columns_in, incoming);
-      if (incoming > 0) cost.transfers = std::max(cost.transfers, pieces);
+      // A source block moves unless every wanting tile holds it already.
+      for (int hr = row_span.first; hr < row_span.last; ++hr) {
+        const std::int64_t rows = overlap(from.rows[static_cast<std::size_t>(hr)], want_rows);
+        for (int hc = col_span.first; hc < col_span.last; ++hc) {
+          const std::size_t block = static_cast<std::size_t>(hr * from_cols + hc);
+          const std::int64_t cols = overlap(from.cols[static_cast<std::size_t>(hc)], want_cols);
+          if (rows * cols == 0 || holding[block] == static_cast<int>(wanting.size())) continue;
+          const std::size_t sender = static_cast<std::size_t>(from.block_tiles(static_cast<int>(block)).front());
+          sent[sender] += rows * cols;
+          sends[sender] += 1;
+        }
+      }
+      for (int tile : wanting)
+        if (held[static_cast<std::size_t>(tile)] >= 0) --holding[static_cast<std::size_t>(held[static_cast<std::size_t>(tile)])];
     }
-  }
   for (std::size_t tile = 0; tile < sent.size(); ++tile) {
-    cost.columns_out = std::max(cost.columns_out, sent[tile]);
+    cost.elements_out = std::max(cost.elements_out, sent[tile]);
     cost.transfers = std::max(cost.transfers, sends[tile]);
   }
   return cost;

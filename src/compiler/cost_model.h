@@ -100,14 +100,15 @@ double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64
                        const MachineModel& machine);
 
 // What moving a value from layout `from` to layout `to` costs one group,
-// in columns (multiply by rows x element bytes for bytes): the busiest
-// tile's columns in and out, and its transfer count.
+// in elements (multiply by the element bytes for bytes): the busiest
+// tile's elements in and out, and its transfer count (a block of rows x
+// columns moves in one transfer).
 struct RearrangeCost {
-  std::int64_t columns_in = 0;
-  std::int64_t columns_out = 0;
+  std::int64_t elements_in = 0;
+  std::int64_t elements_out = 0;
   std::int64_t transfers = 0;
-  bool needed() const { return columns_in > 0; }
+  bool needed() const { return elements_in > 0; }
 };
-RearrangeCost rearrange_cost(const ColumnLayout& from, const ColumnLayout& to);
+RearrangeCost rearrange_cost(const Layout& from, const Layout& to);
 
 }  // namespace tilec::compiler

@@ -17,21 +17,32 @@ std::string storage_text(StorageType storage) {
   return fmt::format("{}(s={})", element_type_name(storage.element), storage.scale);
 }
 
-std::string layout_text(const ColumnLayout& layout) {
+std::string tiles_text(std::span<const int> tiles) {
   std::string text;
-  for (std::size_t part = 0; part < layout.parts.size(); ++part) {
-    if (part == 8 && layout.parts.size() > 10) {
-      text += fmt::format(" ... ({} parts)", layout.parts.size());
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    if (i == 4 && tiles.size() > 5) {
+      text += fmt::format("..+{}", tiles.size() - 4);
       break;
     }
-    text += fmt::format("{}[{},{})@", part ? " " : "", layout.parts[part].begin, layout.parts[part].end);
-    for (std::size_t i = 0; i < layout.tiles[part].size(); ++i) {
-      if (i == 4 && layout.tiles[part].size() > 5) {
-        text += fmt::format("..+{}", layout.tiles[part].size() - 4);
-        break;
-      }
-      text += fmt::format("{}{}", i ? "," : "", layout.tiles[part][i]);
+    text += fmt::format("{}{}", i ? "," : "", tiles[i]);
+  }
+  return text;
+}
+
+// Blocks as [columns)@tiles, each preceded by its rows when rows are split.
+std::string layout_text(const Layout& layout) {
+  const bool split_rows = layout.row_parts() > 1;
+  std::string text = split_rows ? fmt::format("{} row parts of {} panels:", layout.row_parts(), layout.piece_panels) : "";
+  for (int block = 0; block < layout.blocks(); ++block) {
+    if (block == 8 && layout.blocks() > 10) {
+      text += fmt::format(" ... ({} blocks)", layout.blocks());
+      break;
     }
+    const Range cols = layout.block_cols(block);
+    const Range rows = layout.block_rows(block);
+    if (block || split_rows) text += " ";
+    if (split_rows) text += fmt::format("[{},{})x", rows.begin, rows.end);
+    text += fmt::format("[{},{})@{}", cols.begin, cols.end, tiles_text(layout.block_tiles(block)));
   }
   return text;
 }
@@ -107,7 +118,9 @@ std::string dump_mid(const MidProgram& program) {
     for (int input : op.inputs) text += fmt::format(" v{}", input);
     text += fmt::format(" -> v{}", op.output);
     if (op.kind == MidOpKind::Gemm || op.kind == MidOpKind::Reduce)
-      text += fmt::format(" grid {}x{}", op.grid.column_parts, op.grid.k_parts);
+      text += op.grid.row_parts > 1
+                  ? fmt::format(" grid {}x{}x{}", op.grid.row_parts, op.grid.column_parts, op.grid.k_parts)
+                  : fmt::format(" grid {}x{}", op.grid.column_parts, op.grid.k_parts);
     if (static_cast<int>(i) == program.repeat_first_op) text += fmt::format("  [repeat x{} from here", program.repeat_count);
     if (static_cast<int>(i) == program.repeat_last_op) text += "  to here]";
     text += "\n";

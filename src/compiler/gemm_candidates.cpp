@@ -64,38 +64,21 @@ std::vector<int> k_part_counts(int group_size, std::int64_t k_units, int most) {
   return counts;
 }
 
-GemmCandidate make_candidate(const Chain& chain, int step_index, int column_parts, int k_parts,
+GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, int column_parts, int k_parts,
                              std::int64_t iterations) {
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
-  const Weight& weight = chain.weights[step.weight];
+  const Weight& weight = chain.weights[static_cast<std::size_t>(step.weight)];
   std::int64_t k = step.transpose_weight ? weight.shape[1] : weight.shape[0];
   std::int64_t n = step.transpose_weight ? weight.shape[0] : weight.shape[1];
   GemmCandidate candidate;
-  GemmGrid& grid = candidate.grid;
-  grid.column_parts = column_parts;
-  grid.k_parts = k_parts;
-  grid.columns = balanced_split(n, column_parts, kPanelRows);
-  grid.ks = balanced_split(k, k_parts, kPanelRows);
-  for (int kp = 0; kp < k_parts; ++kp) {
-    candidate.input_layout.parts.push_back(grid.ks[kp]);
-    std::vector<int> tiles;
-    for (int np = 0; np < column_parts; ++np) tiles.push_back(grid.tile(np, kp));
-    candidate.input_layout.tiles.push_back(std::move(tiles));
-  }
-  for (int np = 0; np < column_parts; ++np) {
-    Range columns = grid.columns[np];
-    // Each K part reduces an even share of the column part (whole columns:
-    // the reduction works column by column).
-    std::vector<Range> shares = balanced_split(columns.size(), k_parts, 1);
-    for (int kp = 0; kp < k_parts; ++kp) {
-      candidate.output_layout.parts.push_back(
-          Range{columns.begin + shares[kp].begin, columns.begin + shares[kp].end});
-      candidate.output_layout.tiles.push_back({grid.tile(np, kp)});
-    }
-  }
+  candidate.row_parts = row_parts;
+  candidate.column_parts = column_parts;
+  candidate.k_parts = k_parts;
+  candidate.columns = balanced_split(n, column_parts, kPanelRows);
+  candidate.ks = balanced_split(k, k_parts, kPanelRows);
   candidate.partial_type = partial_type_for(chain, step_index, k_parts);
-  candidate.max_columns = grid.columns.front().size();
-  candidate.max_ks = grid.ks.front().size();
+  candidate.max_columns = candidate.columns.front().size();
+  candidate.max_ks = candidate.ks.front().size();
   std::int64_t panel_columns = ceil_div(candidate.max_columns, kPanelRows) * kPanelRows;
   candidate.weight_bytes = panel_columns * candidate.max_ks * element_bytes(weight.storage.element) *
                            (weight.per_iteration ? iterations : 1);
@@ -137,86 +120,165 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
       std::vector<GemmCandidate>& list = result.by_step[index][group_size];
       for (int k_parts : k_part_counts(group_size, ceil_div(k, kPanelRows), options.max_k_parts.value_or(kMaxKParts))) {
         int column_parts = static_cast<int>(std::min<std::int64_t>(group_size / k_parts, ceil_div(n, kPanelRows)));
-        list.push_back(make_candidate(chain, index, column_parts, k_parts, iterations));
+        list.push_back(make_candidate(chain, index, 1, column_parts, k_parts, iterations));
       }
     }
   }
   return result;
 }
 
-ColumnLayout stored_once(const ColumnLayout& layout, int spread) {
-  ColumnLayout once;
-  for (std::size_t part = 0; part < layout.parts.size(); ++part) {
-    const Range range = layout.parts[part];
-    const std::vector<int>& tiles = layout.tiles[part];
-    int pieces = std::max(1, std::min<int>(spread, static_cast<int>(tiles.size())));
-    std::vector<Range> shares = balanced_split(range.size(), pieces, 1);
-    for (int piece = 0; piece < pieces; ++piece) {
-      if (shares[static_cast<std::size_t>(piece)].size() == 0) continue;
-      once.parts.push_back(Range{range.begin + shares[static_cast<std::size_t>(piece)].begin,
-                                 range.begin + shares[static_cast<std::size_t>(piece)].end});
-      once.tiles.push_back({tiles[static_cast<std::size_t>(piece)]});
+std::vector<Range> row_split(std::int64_t chunk_panels, int parts) {
+  std::vector<Range> rows = balanced_split(chunk_panels, parts, 1);
+  for (Range& range : rows) range = Range{range.begin * kPanelRows, range.end * kPanelRows};
+  return rows;
+}
+
+std::int64_t largest_part_panels(const std::vector<Range>& rows) {
+  std::int64_t most = 0;
+  for (const Range& range : rows) most = std::max(most, range.size());
+  return ceil_div(most, kPanelRows);
+}
+
+GemmGrid gemm_grid(const GemmCandidate& candidate, std::int64_t chunk_panels) {
+  GemmGrid grid;
+  grid.row_parts = candidate.row_parts;
+  grid.column_parts = candidate.column_parts;
+  grid.k_parts = candidate.k_parts;
+  grid.rows = row_split(chunk_panels, candidate.row_parts);
+  grid.columns = candidate.columns;
+  grid.ks = candidate.ks;
+  grid.piece_panels = largest_part_panels(grid.rows);
+  return grid;
+}
+
+Layout gemm_input_layout(const GemmGrid& grid) {
+  Layout layout;
+  layout.rows = grid.rows;
+  layout.cols = grid.ks;
+  layout.piece_panels = grid.piece_panels;
+  for (int m = 0; m < grid.row_parts; ++m)
+    for (int k = 0; k < grid.k_parts; ++k) {
+      std::vector<int> tiles;
+      for (int n = 0; n < grid.column_parts; ++n) tiles.push_back(grid.tile(m, n, k));
+      layout.add_block(tiles);
     }
+  return layout;
+}
+
+Layout gemm_partial_layout(const GemmGrid& grid) {
+  Layout layout;
+  layout.rows = grid.rows;
+  layout.cols = grid.columns;
+  layout.piece_panels = grid.piece_panels;
+  for (int m = 0; m < grid.row_parts; ++m)
+    for (int n = 0; n < grid.column_parts; ++n) {
+      std::vector<int> tiles;
+      for (int k = 0; k < grid.k_parts; ++k) tiles.push_back(grid.tile(m, n, k));
+      layout.add_block(tiles);
+    }
+  return layout;
+}
+
+Layout gemm_output_layout(const GemmGrid& grid) {
+  Layout layout;
+  layout.rows = grid.rows;
+  layout.piece_panels = grid.piece_panels;
+  for (int n = 0; n < grid.column_parts; ++n) {
+    const Range columns = grid.columns[static_cast<std::size_t>(n)];
+    for (const Range& share : balanced_split(columns.size(), grid.k_parts, 1))
+      layout.cols.push_back(Range{columns.begin + share.begin, columns.begin + share.end});
   }
+  for (int m = 0; m < grid.row_parts; ++m)
+    for (int n = 0; n < grid.column_parts; ++n)
+      for (int k = 0; k < grid.k_parts; ++k) layout.add_block({grid.tile(m, n, k)});
+  return layout;
+}
+
+Layout stored_once(const Layout& layout, int spread) {
+  // Every row part splits each column part the same way, so the result is
+  // still a grid: a piece per (column part, replica) up to `spread`.
+  Layout once;
+  once.rows = layout.rows;
+  once.piece_panels = layout.piece_panels;
+  std::vector<int> pieces_of_part;
+  for (int c = 0; c < layout.col_parts(); ++c) {
+    int replicas = INT32_MAX;
+    for (int r = 0; r < layout.row_parts(); ++r)
+      replicas = std::min(replicas, static_cast<int>(layout.tiles_of(r, c).size()));
+    const Range range = layout.cols[static_cast<std::size_t>(c)];
+    const int pieces = std::max(1, std::min<int>(spread, replicas));
+    int kept = 0;
+    for (const Range& share : balanced_split(range.size(), pieces, 1))
+      if (share.size() > 0) {
+        once.cols.push_back(Range{range.begin + share.begin, range.begin + share.end});
+        ++kept;
+      }
+    pieces_of_part.push_back(kept);
+  }
+  for (int r = 0; r < layout.row_parts(); ++r)
+    for (int c = 0; c < layout.col_parts(); ++c)
+      for (int piece = 0; piece < pieces_of_part[static_cast<std::size_t>(c)]; ++piece)
+        once.add_block({layout.tiles_of(r, c)[static_cast<std::size_t>(piece)]});
   return once;
 }
 
-ColumnLayout whole_rows_layout(std::int64_t cols) {
-  ColumnLayout layout;
-  layout.parts.push_back(Range{0, cols});
-  layout.tiles.push_back({0});
-  return layout;
+Layout spread_layout(std::int64_t chunk_panels, std::int64_t cols, int group_size) {
+  std::vector<Range> parts;
+  std::vector<std::vector<int>> tiles;
+  for (const Range& part : balanced_split(cols, group_size, kPanelRows))
+    if (part.size()) {
+      tiles.push_back({static_cast<int>(parts.size())});
+      parts.push_back(part);
+    }
+  return column_layout(chunk_panels, std::move(parts), std::move(tiles));
 }
 
-ColumnLayout whole_on_tiles(std::int64_t cols, int parts) {
-  ColumnLayout layout;
-  layout.parts.push_back(Range{0, cols});
-  layout.tiles.emplace_back();
-  for (int tile = 0; tile < parts; ++tile) layout.tiles.back().push_back(tile);
-  return layout;
+Layout whole_rows_layout(std::int64_t chunk_panels, std::int64_t cols) {
+  return column_layout(chunk_panels, {Range{0, cols}}, {{0}});
 }
 
-ColumnLayout split_over_tiles(std::int64_t cols, int parts, std::int64_t unit) {
-  ColumnLayout layout;
-  const std::vector<Range> shares = balanced_split(cols, parts, unit);
-  for (int tile = 0; tile < parts; ++tile) {
-    layout.parts.push_back(shares[static_cast<std::size_t>(tile)]);
-    layout.tiles.push_back({tile});
-  }
-  return layout;
+Layout whole_on_tiles(std::int64_t chunk_panels, std::int64_t cols, int parts) {
+  std::vector<int> tiles;
+  for (int tile = 0; tile < parts; ++tile) tiles.push_back(tile);
+  return column_layout(chunk_panels, {Range{0, cols}}, {tiles});
 }
 
-AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int parts) {
+Layout split_over_tiles(std::int64_t chunk_panels, std::int64_t cols, int parts, std::int64_t unit) {
+  std::vector<std::vector<int>> tiles;
+  for (int tile = 0; tile < parts; ++tile) tiles.push_back({tile});
+  return column_layout(chunk_panels, balanced_split(cols, parts, unit), std::move(tiles));
+}
+
+AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int parts, std::int64_t chunk_panels) {
   const std::int64_t d = chain.activations[static_cast<std::size_t>(step.input)].cols;
   const std::int64_t e = chain.activations[static_cast<std::size_t>(step.output)].cols;
   const std::int64_t heads = step.attention_heads;
   if (heads == 1)
-    return {whole_on_tiles(d, parts), whole_on_tiles(d, parts), split_over_tiles(e, parts),
-            split_over_tiles(e, parts)};
+    return {whole_on_tiles(chunk_panels, d, parts), whole_on_tiles(chunk_panels, d, parts),
+            split_over_tiles(chunk_panels, e, parts), split_over_tiles(chunk_panels, e, parts)};
   if (parts <= heads)
-    return {split_over_tiles(d, parts, d / heads), split_over_tiles(d, parts, d / heads),
-            split_over_tiles(e, parts, e / heads), split_over_tiles(e, parts, e / heads)};
+    return {split_over_tiles(chunk_panels, d, parts, d / heads), split_over_tiles(chunk_panels, d, parts, d / heads),
+            split_over_tiles(chunk_panels, e, parts, e / heads), split_over_tiles(chunk_panels, e, parts, e / heads)};
   // `per_head` tiles a head: each holds the head's q and k columns and a
   // share of its v and output columns.
   const int per_head = parts / static_cast<int>(heads);
-  AttentionLayouts layouts;
+  std::vector<Range> qk_cols, vo_cols;
+  std::vector<std::vector<int>> qk_tiles, vo_tiles;
   for (std::int64_t head = 0; head < heads; ++head) {
     const int first_tile = static_cast<int>(head) * per_head;
-    ColumnLayout head_tiles = whole_on_tiles(d / heads, per_head);
-    for (int& tile : head_tiles.tiles.front()) tile += first_tile;
-    for (ColumnLayout* qk : {&layouts.q, &layouts.k}) {
-      qk->parts.push_back(Range{head * (d / heads), (head + 1) * (d / heads)});
-      qk->tiles.push_back(head_tiles.tiles.front());
-    }
+    qk_cols.push_back(Range{head * (d / heads), (head + 1) * (d / heads)});
+    qk_tiles.emplace_back();
+    for (int i = 0; i < per_head; ++i) qk_tiles.back().push_back(first_tile + i);
     const std::vector<Range> shares = balanced_split(e / heads, per_head, 1);
-    for (int i = 0; i < per_head; ++i)
-      for (ColumnLayout* vo : {&layouts.v, &layouts.output}) {
-        vo->parts.push_back(Range{head * (e / heads) + shares[static_cast<std::size_t>(i)].begin,
-                                  head * (e / heads) + shares[static_cast<std::size_t>(i)].end});
-        vo->tiles.push_back({first_tile + i});
-      }
+    for (int i = 0; i < per_head; ++i) {
+      vo_cols.push_back(Range{head * (e / heads) + shares[static_cast<std::size_t>(i)].begin,
+                              head * (e / heads) + shares[static_cast<std::size_t>(i)].end});
+      vo_tiles.push_back({first_tile + i});
+    }
   }
-  return layouts;
+  Layout qk = column_layout(chunk_panels, std::move(qk_cols), std::move(qk_tiles));
+  Layout vo = column_layout(chunk_panels, std::move(vo_cols), std::move(vo_tiles));
+  return {qk, qk, vo, vo};
 }
 
 std::vector<int> attention_part_counts(const Chain& chain, const Step& step, int group_size) {

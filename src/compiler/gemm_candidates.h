@@ -1,10 +1,10 @@
 // Stage gemm_candidates: the ways each GEMM step can spread over a group.
 //
 // Needs: the chain and the group sizes the search will try.
-// Produces: for every GEMM step and group size, candidate grids (column
-// parts x K parts, uneven splits in 16-column units), the layouts they read
-// and leave, and their per-chunk-row costs: compute cycles, the partial-sum
-// reduction, weight bytes per tile.
+// Produces: for every GEMM step and group size, candidate grids (row parts
+// x column parts x K parts, uneven splits in 16-column units), their
+// partial-sum type and weight bytes per tile; and the layouts a grid reads
+// and leaves for a given chunk size.
 // Leaves for later: the choice (construct_mid), addresses, timing.
 #pragma once
 
@@ -18,10 +18,14 @@
 
 namespace tilec::compiler {
 
+// A grid shape for one GEMM step on a group: row parts x column parts x K
+// parts, with its column and K ranges (rows are split per chunk size).
 struct GemmCandidate {
-  GemmGrid grid;
-  ColumnLayout input_layout;   // K parts, each on its column parts' tiles
-  ColumnLayout output_layout;  // after the reduction: column part x K part
+  int row_parts = 1;
+  int column_parts = 1;
+  int k_parts = 1;
+  std::vector<Range> columns;  // per column part
+  std::vector<Range> ks;       // per K part
   ElementType partial_type;    // what partial sums are stored and exchanged as
   std::int64_t weight_bytes = 0;  // per tile, every iteration included
   std::int64_t max_columns = 0;   // widest column part
@@ -38,26 +42,46 @@ std::vector<int> candidate_group_sizes(const Chain& chain, const CompileOptions&
 GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group_sizes,
                                const CompileOptions& options);
 
+// The rows of a chunk of `chunk_panels` panels split into `parts` row
+// parts of whole panels (balanced).
+std::vector<Range> row_split(std::int64_t chunk_panels, int parts);
+// The largest of them, in panels.
+std::int64_t largest_part_panels(const std::vector<Range>& rows);
+
+// A candidate's grid over a chunk of `chunk_panels` panels.
+GemmGrid gemm_grid(const GemmCandidate& candidate, std::int64_t chunk_panels);
+// What the grid reads: block (m, k) on every tile of column parts n.
+Layout gemm_input_layout(const GemmGrid& grid);
+// Its partial sums: block (m, n) on the K parts' tiles.
+Layout gemm_partial_layout(const GemmGrid& grid);
+// After the reduction: each K part keeps an even share of the columns of
+// its (m, n) block (whole columns: the reduction works column by column).
+Layout gemm_output_layout(const GemmGrid& grid);
+
 // How a host input is bound when a step wants it in `layout`: stored once,
-// each part split into `spread` pieces on the first `spread` of its tiles,
-// each of which multicasts its piece to the others. A small spread means
-// few receives (less code, less arming); a large one spreads the input's
-// memory over more tiles.
-ColumnLayout stored_once(const ColumnLayout& layout, int spread);
+// each block split by columns into `spread` pieces on the first `spread`
+// of its tiles, each of which multicasts its piece to the others. A small
+// spread means few receives (less code, less arming); a large one spreads
+// the input's memory over more tiles.
+Layout stored_once(const Layout& layout, int spread);
 
 // The spreads the search tries for a host input.
 constexpr int kInputSpreads[] = {1, 4, 16, 1 << 20};
 
+// A map on a host input: its columns spread over the group in 16-column
+// parts, one a tile.
+Layout spread_layout(std::int64_t chunk_panels, std::int64_t cols, int group_size);
+
 // Every column on the group's first tile: what whole-row steps (layernorm,
 // softmax) read.
-ColumnLayout whole_rows_layout(std::int64_t cols);
+Layout whole_rows_layout(std::int64_t chunk_panels, std::int64_t cols);
 
 // Steps that need whole rows (layernorm, softmax, attention) spread over
 // `parts` tiles of the group: every one of them holds all the columns of
 // what it reads whole (whole_on_tiles), and tile t computes the output's
 // columns [C t / parts, C (t + 1) / parts) (split_over_tiles, balanced).
-ColumnLayout whole_on_tiles(std::int64_t cols, int parts);
-ColumnLayout split_over_tiles(std::int64_t cols, int parts, std::int64_t unit = 1);
+Layout whole_on_tiles(std::int64_t chunk_panels, std::int64_t cols, int parts);
+Layout split_over_tiles(std::int64_t chunk_panels, std::int64_t cols, int parts, std::int64_t unit = 1);
 // The tile counts the search tries: powers of two up to the group's size
 // and the output's columns.
 std::vector<int> spread_counts(std::int64_t output_cols, int group_size);
@@ -68,9 +92,9 @@ std::vector<int> spread_counts(std::int64_t output_cols, int group_size);
 // multiple of H, each head's q and k sit on parts / H tiles that split its
 // v and output columns.
 struct AttentionLayouts {
-  ColumnLayout q, k, v, output;
+  Layout q, k, v, output;
 };
-AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int parts);
+AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int parts, std::int64_t chunk_panels);
 std::vector<int> attention_part_counts(const Chain& chain, const Step& step, int group_size);
 
 }  // namespace tilec::compiler

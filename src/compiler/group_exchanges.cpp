@@ -110,9 +110,9 @@ class LirBuilder {
     const MidValue& v = value(id);
     const bool blocks = v.partial || drained_into(id);
     std::int64_t most = 0;
-    for (const Range& part : v.layout.parts)
+    for (const Range& part : v.layout.cols)
       most = std::max(most, blocks ? (part.size() + kPanelRows - 1) / kPanelRows * kPanelRows : part.size());
-    return static_cast<std::uint32_t>(most) * column_bytes(lir_, v.storage);
+    return static_cast<std::uint32_t>(most) * column_bytes(v);
   }
 
   // Whether `id` is the output of a reduction that only copies (one K part,
@@ -212,30 +212,49 @@ class LirBuilder {
     }
   }
 
+  // Every block of the destination gets, from the source block holding
+  // each part of it, rows x columns in one transfer: each column's rows are
+  // contiguous in a piece, and columns follow at the piece's column stride.
   void add_rearrange(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const MidValue& from = value(op.inputs[0]);
     const MidValue& to = value(op.output);
-    const std::uint32_t bytes_per_column = column_bytes(lir_, to.storage);
+    const std::uint32_t element = element_bytes(to.storage.element);
+    const std::uint32_t from_column = column_bytes(from), to_column = column_bytes(to);
     const Place source_base = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
     const Place destination_base = lir_.value_places[static_cast<std::size_t>(op.output)];
-    for (std::size_t want = 0; want < to.layout.parts.size(); ++want) {
-      const Range wanted = to.layout.parts[want];
-      for (std::size_t have = 0; have < from.layout.parts.size(); ++have) {
-        const Range held = from.layout.parts[have];
-        std::int64_t begin = std::max(wanted.begin, held.begin), end = std::min(wanted.end, held.end);
-        if (begin >= end) continue;
-        Transfer transfer;
-        transfer.phase = phase_of(index);
-        transfer.source_tile = from.layout.tiles[have].front();
-        transfer.destination_tiles = to.layout.tiles[want];
-        transfer.source = source_base.plus(static_cast<std::uint32_t>(begin - held.begin) * bytes_per_column);
-        transfer.destination = destination_base.plus(static_cast<std::uint32_t>(begin - wanted.begin) * bytes_per_column);
-        transfer.bytes = static_cast<std::uint32_t>(end - begin) * bytes_per_column;
-        transfer.what = fmt::format("{} columns {}..{}", to.name, begin, end);
-        lir_.transfers.push_back(std::move(transfer));
+    for (int wr = 0; wr < to.layout.row_parts(); ++wr)
+      for (int wc = 0; wc < to.layout.col_parts(); ++wc) {
+        const Range want_rows = to.layout.rows[static_cast<std::size_t>(wr)];
+        const Range want_cols = to.layout.cols[static_cast<std::size_t>(wc)];
+        for (int hr = 0; hr < from.layout.row_parts(); ++hr)
+          for (int hc = 0; hc < from.layout.col_parts(); ++hc) {
+            const Range have_rows = from.layout.rows[static_cast<std::size_t>(hr)];
+            const Range have_cols = from.layout.cols[static_cast<std::size_t>(hc)];
+            const Range rows{std::max(want_rows.begin, have_rows.begin), std::min(want_rows.end, have_rows.end)};
+            const Range cols{std::max(want_cols.begin, have_cols.begin), std::min(want_cols.end, have_cols.end)};
+            if (rows.size() <= 0 || cols.size() <= 0) continue;
+            const std::uint32_t run = static_cast<std::uint32_t>(rows.size()) * element;
+            TILEC_CHECK((run == from_column && run == to_column) || cols.size() == 1,
+                        "rearrange of '{}' moves rows {}..{} that are not whole pieces", to.name, rows.begin, rows.end);
+            Transfer transfer;
+            transfer.phase = phase_of(index);
+            transfer.source_tile = from.layout.tiles_of(hr, hc).front();
+            const std::span<const int> destinations = to.layout.tiles_of(wr, wc);
+            transfer.destination_tiles.assign(destinations.begin(), destinations.end());
+            transfer.source = source_base.plus(static_cast<std::uint32_t>(cols.begin - have_cols.begin) * from_column +
+                                               static_cast<std::uint32_t>(rows.begin - have_rows.begin) * element);
+            transfer.destination = destination_base.plus(
+                static_cast<std::uint32_t>(cols.begin - want_cols.begin) * to_column +
+                static_cast<std::uint32_t>(rows.begin - want_rows.begin) * element);
+            transfer.bytes = static_cast<std::uint32_t>(cols.size()) * run;
+            transfer.what = rows.size() == want_rows.size() && to.layout.row_parts() == 1
+                                ? fmt::format("{} columns {}..{}", to.name, cols.begin, cols.end)
+                                : fmt::format("{} rows {}..{} columns {}..{}", to.name, rows.begin, rows.end,
+                                              cols.begin, cols.end);
+            lir_.transfers.push_back(std::move(transfer));
+          }
       }
-    }
   }
 
   // A resident buffer for a weight, or its slice of the iteration record
@@ -293,31 +312,32 @@ class LirBuilder {
     const GemmGrid& grid = op.grid;
     Place weights = weight_buffer(op.step, grid);
     lir_.op_weights[index] = weights;
-    for (int n = 0; n < grid.column_parts; ++n)
-      for (int k = 0; k < grid.k_parts; ++k) {
-        Task task;
-        task.kind = TaskKind::Gemm;
-        task.op = index;
-        task.superstep = phase_of(index);
-        task.tile = grid.tile(n, k);
-        task.weights = weights;
-        task.activation = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
-        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-        task.k_steps = grid.ks[static_cast<std::size_t>(k)].size();
-        task.column_blocks = (grid.columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
-        lir_.tasks.push_back(std::move(task));
-      }
+    for (int m = 0; m < grid.row_parts; ++m)
+      for (int n = 0; n < grid.column_parts; ++n)
+        for (int k = 0; k < grid.k_parts; ++k) {
+          Task task;
+          task.kind = TaskKind::Gemm;
+          task.op = index;
+          task.superstep = phase_of(index);
+          task.tile = grid.tile(m, n, k);
+          task.weights = weights;
+          task.activation = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
+          task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+          task.k_steps = grid.ks[static_cast<std::size_t>(k)].size();
+          task.column_blocks = (grid.columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
+          task.panels = (grid.rows[static_cast<std::size_t>(m)].size() + kPanelRows - 1) / kPanelRows;
+          lir_.tasks.push_back(std::move(task));
+        }
   }
 
   // The bias of an epilogue, one word per output column a tile holds.
-  Place bias_buffer(const std::vector<EpilogueOp>& epilogue, const ColumnLayout& layout) {
+  Place bias_buffer(const std::vector<EpilogueOp>& epilogue, const Layout& layout) {
     for (const EpilogueOp& step : epilogue) {
       if (step.kind != EpilogueOp::Kind::AddBias) continue;
       const Weight& bias = chain_.weights[static_cast<std::size_t>(step.weight)];
       if (bias.storage.element != ElementType::F16 && bias.storage.element != ElementType::F32)
         throw_failure(fmt::format("op '{}'", step.op_name), "the compiler supports f16 and f32 biases only");
-      std::int64_t most = 0;
-      for (const Range& part : layout.parts) most = std::max(most, part.size());
+      const std::int64_t most = layout.widest();
       Place place = weight_place(bias.parameter, BufferKind::Bias, static_cast<std::uint32_t>(most) * 4, bias.per_iteration);
       lir_.bias_places[step.weight] = place;
       return place;
@@ -330,32 +350,32 @@ class LirBuilder {
     const GemmGrid& grid = op.grid;
     const MidValue& partial = value(op.inputs[0]);
     const MidValue& output = value(op.output);
-    const std::uint32_t partial_column = column_bytes(lir_, partial.storage);
+    const std::uint32_t partial_column = column_bytes(partial);
     const Place partial_place = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
     Place bias = bias_buffer(op.epilogue, output.layout);
     int slots = -1;
     std::uint32_t slot_bytes = 0;
     if (grid.k_parts > 1) {
-      std::int64_t widest = 0;
-      for (const Range& part : output.layout.parts) widest = std::max(widest, part.size());
+      const std::int64_t widest = output.layout.widest();
       slot_bytes = round_up(static_cast<std::uint32_t>(widest) * partial_column, 16);
       Buffer buffer{op.name + ".received", BufferKind::ReceiveSlots};
       buffer.bytes = slot_bytes * static_cast<std::uint32_t>(grid.k_parts - 1);
       buffer.lifetime = Lifetime{phase_of(index), phase_of(index), false};
       slots = add_buffer(std::move(buffer));
     }
+    for (int m = 0; m < grid.row_parts; ++m)
     for (int n = 0; n < grid.column_parts; ++n) {
       const Range columns = grid.columns[static_cast<std::size_t>(n)];
       for (int k = 0; k < grid.k_parts; ++k) {
-        // Output part (n, k) is the k-th share of column part n.
-        const Range share = output.layout.parts[static_cast<std::size_t>(n * grid.k_parts + k)];
+        // Output column part (n, k) is the k-th share of column part n.
+        const Range share = output.layout.cols[static_cast<std::size_t>(n * grid.k_parts + k)];
         const std::uint32_t share_offset = static_cast<std::uint32_t>(share.begin - columns.begin) * partial_column;
         for (int source = 0; source < grid.k_parts && slots >= 0; ++source) {
           if (source == k) continue;
           Transfer transfer;
           transfer.phase = phase_of(index);
-          transfer.source_tile = grid.tile(n, source);
-          transfer.destination_tiles = {grid.tile(n, k)};
+          transfer.source_tile = grid.tile(m, n, source);
+          transfer.destination_tiles = {grid.tile(m, n, k)};
           transfer.source = partial_place.plus(share_offset);
           int slot = source < k ? source : source - 1;
           transfer.destination = Place{slots, static_cast<std::uint32_t>(slot) * slot_bytes, 0, 0};
@@ -370,9 +390,9 @@ class LirBuilder {
         task.kind = TaskKind::Combine;
         task.op = index;
         task.superstep = phase_of(index);
-        task.tile = grid.tile(n, k);
+        task.tile = grid.tile(m, n, k);
         task.columns = share.size();
-        task.column_elements = groups().chunk_panels * kPanelRows;
+        task.column_elements = grid.piece_panels * kPanelRows;
         // Passes of at most kMaxCombineInputs inputs, summing in place into
         // the tile's own partial sums, before the last pass.
         while (inputs.size() > static_cast<std::size_t>(kMaxCombineInputs)) {
@@ -395,8 +415,8 @@ class LirBuilder {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const MidValue& output = value(op.output);
     Place bias = bias_buffer(op.epilogue, output.layout);
-    for (std::size_t part = 0; part < output.layout.parts.size(); ++part)
-      for (int tile : output.layout.tiles[part]) {
+    for (int block = 0; block < output.layout.blocks(); ++block)
+      for (int tile : output.layout.block_tiles(block)) {
         Task task;
         task.kind = TaskKind::Combine;
         task.op = index;
@@ -405,8 +425,8 @@ class LirBuilder {
         for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
         task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
         task.bias = bias;
-        task.columns = output.layout.parts[part].size();
-        task.column_elements = groups().chunk_panels * kPanelRows;
+        task.columns = output.layout.block_cols(block).size();
+        task.column_elements = output.layout.piece_panels * kPanelRows;
         lir_.tasks.push_back(std::move(task));
       }
   }
@@ -417,7 +437,7 @@ class LirBuilder {
   void add_row_op(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
-    const ColumnLayout& layout = value(op.output).layout;
+    const Layout& layout = value(op.output).layout;
     Place pairs;
     if (op.kind == MidOpKind::LayerNorm) {
       // gamma and beta as FP32 pairs {gamma[c], beta[c]}, the kernel's form,
@@ -426,22 +446,20 @@ class LirBuilder {
       const Weight& beta = chain_.weights[static_cast<std::size_t>(step.beta)];
       if (gamma.storage.element != ElementType::F32 || beta.storage.element != ElementType::F32)
         throw_failure(fmt::format("op '{}'", step.name), "the compiler needs layernorm's gamma and beta in f32");
-      std::int64_t widest = 0;
-      for (const Range& part : layout.parts) widest = std::max(widest, part.size());
       pairs = weight_place(gamma.parameter + "+" + beta.parameter, BufferKind::Weight,
-                           static_cast<std::uint32_t>(widest) * 8, gamma.per_iteration);
+                           static_cast<std::uint32_t>(layout.widest()) * 8, gamma.per_iteration);
       lir_.row_weights[index] = pairs;
     }
-    for (std::size_t part = 0; part < layout.parts.size(); ++part) {
+    for (int block = 0; block < layout.blocks(); ++block) {
       Task task;
       task.kind = op.kind == MidOpKind::LayerNorm ? TaskKind::LayerNorm : TaskKind::Softmax;
       task.op = index;
       task.superstep = phase_of(index);
-      task.tile = layout.tiles[part].front();
+      task.tile = layout.block_tiles(block).front();
       task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(op.inputs[0])]);
       task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-      task.columns = layout.parts[part].size();
-      task.column_elements = groups().chunk_panels * kPanelRows;
+      task.columns = layout.block_cols(block).size();
+      task.column_elements = layout.piece_panels * kPanelRows;
       task.weights = pairs;
       lir_.tasks.push_back(std::move(task));
     }
@@ -455,12 +473,12 @@ class LirBuilder {
     scratch.bytes = kWorkers * attention_worker_scratch(chain_.segment_rows);
     scratch.lifetime = Lifetime{phase_of(index), phase_of(index), false};
     const Place scratch_place{add_buffer(std::move(scratch)), 0, 0, 0};
-    const ColumnLayout& layout = value(op.output).layout;
+    const Layout& layout = value(op.output).layout;
     const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
     const std::int64_t head_columns = value(op.output).cols / step.attention_heads;
-    for (std::size_t part = 0; part < layout.parts.size(); ++part) {
+    for (int block = 0; block < layout.blocks(); ++block) {
       // Whole heads, or (one head) a share of one head's columns.
-      const std::int64_t columns = layout.parts[part].size();
+      const std::int64_t columns = layout.block_cols(block).size();
       const bool whole_heads = step.attention_heads > 1 && columns % head_columns == 0;
       const std::int64_t heads = whole_heads ? columns / head_columns : 1;
       for (int head = 0; head < heads; ++head) {
@@ -468,11 +486,11 @@ class LirBuilder {
         task.kind = TaskKind::Attention;
         task.op = index;
         task.superstep = phase_of(index);
-        task.tile = layout.tiles[part].front();
+        task.tile = layout.block_tiles(block).front();
         for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
         task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
         task.columns = whole_heads ? head_columns : columns;
-        task.column_elements = groups().chunk_panels * kPanelRows;
+        task.column_elements = layout.piece_panels * kPanelRows;
         task.scratch = scratch_place;
         task.head = head;
         lir_.tasks.push_back(std::move(task));
@@ -489,7 +507,9 @@ class LirBuilder {
 
 }  // namespace
 
-std::uint32_t column_bytes(const Lir& lir, StorageType storage) { return lir.panel_bytes(storage); }
+std::uint32_t column_bytes(const MidValue& value) {
+  return static_cast<std::uint32_t>(value.layout.piece_panels * kPanelRows) * element_bytes(value.storage.element);
+}
 
 Lir group_exchanges(const Chain& chain, const MidProgram& program) {
   Lir lir;

@@ -18,7 +18,8 @@ namespace tilec::compiler {
 
 Lir group_exchanges(const Chain& chain, const MidProgram& program);
 
-// Bytes one column of a value occupies on a tile (panels x 16 rows).
-std::uint32_t column_bytes(const Lir& lir, StorageType storage);
+// Bytes one column of a value's piece occupies on a tile (its piece panels
+// x 16 rows).
+std::uint32_t column_bytes(const MidValue& value);
 
 }  // namespace tilec::compiler

@@ -1,6 +1,7 @@
 #include "compiler/kernel_plan.h"
 
 #include "compiler/cost_model.h"
+#include "compiler/group_exchanges.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -20,14 +21,15 @@ void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
   const Weight& weight = lir.chain->weights[static_cast<std::size_t>(step.weight)];
   const MidValue& input = value(lir, op.inputs[0]);
   const MidValue& partial = value(lir, op.output);
-  const std::uint32_t panels = static_cast<std::uint32_t>(lir.mid->groups.chunk_panels);
+  const std::uint32_t input_panels = static_cast<std::uint32_t>(input.layout.piece_panels);
+  const std::uint32_t output_panels = static_cast<std::uint32_t>(partial.layout.piece_panels);
   const std::uint32_t activation_row = static_cast<std::uint32_t>(kPanelRows) * bytes_of(input.storage);
   const std::uint32_t output_row = static_cast<std::uint32_t>(kPanelRows) * bytes_of(partial.storage);
   GemmVariant variant;
   variant.weights = weight.storage.element;
   variant.activations = input.storage.element;
-  variant.activation_stride = panels * activation_row;
-  variant.output_stride = panels * output_row;
+  variant.activation_stride = input_panels * activation_row;
+  variant.output_stride = output_panels * output_row;
   variant.scale = is_fp8(weight.storage.element) ? weight.storage.scale + input.storage.scale : 0;
   variant.drain_f32 = partial.storage.element == ElementType::F32;
   if (is_fp8(weight.storage.element) != is_fp8(input.storage.element) ||
@@ -37,6 +39,8 @@ void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
   task.kernel = library.gemm(variant);
 
   const std::uint32_t weight_block = static_cast<std::uint32_t>(kPanelRows * task.k_steps) * bytes_of(weight.storage);
+  // Jobs cover the tile's own panels; its pieces may hold padding panels past them.
+  const std::uint32_t panels = static_cast<std::uint32_t>(task.panels);
   std::int64_t blocks = task.column_blocks * static_cast<std::int64_t>(panels);
   for (int worker = 0; worker < kWorkers; ++worker) {
     std::int64_t first = blocks * worker / kWorkers, last = blocks * (worker + 1) / kWorkers;
@@ -49,7 +53,8 @@ void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
       std::uint32_t panel = static_cast<std::uint32_t>(block % panels);
       words.push_back(ArgumentWord::value(column_block * weight_block));
       words.push_back(ArgumentWord::value(panel * activation_row));
-      words.push_back(ArgumentWord::value((column_block * static_cast<std::uint32_t>(kPanelRows) * panels + panel) * output_row));
+      words.push_back(ArgumentWord::value(
+          (column_block * static_cast<std::uint32_t>(kPanelRows) * output_panels + panel) * output_row));
       words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.k_steps)));
     }
     task.worker_arguments.push_back(std::move(words));
@@ -164,11 +169,9 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   // the output (E each) start `head` heads into the tile's pieces.
   const std::int64_t d = q.cols / step.attention_heads;
   const std::uint32_t head = static_cast<std::uint32_t>(task.head);
-  const std::uint32_t q_head = head * static_cast<std::uint32_t>(d) * lir.panel_bytes(q.storage);
-  const std::uint32_t v_head =
-      head * static_cast<std::uint32_t>(task.columns) * lir.panel_bytes(value(lir, op.inputs[2]).storage);
-  const std::uint32_t out_head =
-      head * static_cast<std::uint32_t>(task.columns) * lir.panel_bytes(value(lir, op.output).storage);
+  const std::uint32_t q_head = head * static_cast<std::uint32_t>(d) * column_bytes(q);
+  const std::uint32_t v_head = head * static_cast<std::uint32_t>(task.columns) * column_bytes(value(lir, op.inputs[2]));
+  const std::uint32_t out_head = head * static_cast<std::uint32_t>(task.columns) * column_bytes(value(lir, op.output));
   for (int worker = 0; worker < kWorkers; ++worker) {
     const std::int64_t first = rows * worker / kWorkers, last = rows * (worker + 1) / kWorkers;
     if (first == last) continue;

@@ -28,11 +28,42 @@ std::int64_t row_unit_panels(const Chain& chain) {
   return std::max<std::int64_t>(panels, 1);
 }
 
-Range ColumnLayout::columns_on(int group_tile) const {
-  for (std::size_t part = 0; part < parts.size(); ++part)
-    for (int tile : tiles[part])
-      if (tile == group_tile) return parts[part];
-  return Range{};
+void Layout::add_block(std::span<const int> tiles) {
+  tile_list.insert(tile_list.end(), tiles.begin(), tiles.end());
+  block_end.push_back(static_cast<int>(tile_list.size()));
+}
+
+std::pair<int, int> Layout::block_on(int group_tile) const {
+  for (int block = 0; block < blocks(); ++block)
+    for (int tile : block_tiles(block))
+      if (tile == group_tile) return {block / col_parts(), block % col_parts()};
+  return {-1, -1};
+}
+
+Range Layout::columns_on(int group_tile) const {
+  const auto [r, c] = block_on(group_tile);
+  return r < 0 ? Range{} : cols[static_cast<std::size_t>(c)];
+}
+
+Range Layout::rows_on(int group_tile) const {
+  const auto [r, c] = block_on(group_tile);
+  return r < 0 ? Range{} : rows[static_cast<std::size_t>(r)];
+}
+
+std::int64_t Layout::widest() const {
+  std::int64_t most = 0;
+  for (const Range& part : cols) most = std::max(most, part.size());
+  return most;
+}
+
+Layout column_layout(std::int64_t chunk_panels, std::vector<Range> cols, const std::vector<std::vector<int>>& tiles) {
+  TILEC_CHECK(cols.size() == tiles.size(), "column_layout needs one tile list per column part");
+  Layout layout;
+  layout.rows = {Range{0, chunk_panels * kPanelRows}};
+  layout.cols = std::move(cols);
+  for (const std::vector<int>& block : tiles) layout.add_block(block);
+  layout.piece_panels = chunk_panels;
+  return layout;
 }
 
 std::int64_t GroupPlan::max_chunk_rows() const {

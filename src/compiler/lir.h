@@ -112,6 +112,7 @@ struct Task {
   Place output;
   std::int64_t k_steps = 0;
   std::int64_t column_blocks = 0;  // 16-column blocks
+  std::int64_t panels = 0;         // 16-row panels of the tile's rows (the rest of its pieces is padding)
   // Combine: inputs summed, then the op's epilogue; `columns` columns of
   // `column_elements` elements (panels x 16) each.
   std::vector<Place> inputs;
@@ -151,9 +152,6 @@ struct Lir {
   int repeat_first_phase = -1;
   int repeat_last_phase = -1;
 
-  std::uint32_t panel_bytes(StorageType storage) const {
-    return static_cast<std::uint32_t>(mid->groups.chunk_panels * kPanelRows) * element_bytes(storage.element);
-  }
 };
 
 }  // namespace tilec::compiler

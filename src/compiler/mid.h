@@ -3,18 +3,19 @@
 // Decided at this level:
 // - Tile groups: the chip's tiles form `groups` groups of `group_size`
 //   tiles; each group owns a share of the token rows (in 16-row panels) and
-//   runs every step on them, with its own copy of the weights. Inside a
-//   group, steps spread their columns over the group's tiles.
+//   runs every step on them, with its own copy of the weights.
 // - Temporal chunks: a group processes its rows `chunks` at a time, running
 //   the whole chain once per chunk (weights stay resident; activation
 //   buffers are reused).
-// - Every value's layout: which columns each tile of a group holds (and
-//   replicas). Rows of a chunk are always stored in the panel format: 16-row
-//   panels, each panel column-major ([column][16 rows]), so one 16-byte
-//   load gives 16 FP8 (8 FP16, 4 FP32) rows of one column.
-// - Each step's implementation: GEMM grid (column parts x K parts), partial
-//   sums and their reduction, fused epilogues, and the explicit layout
-//   changes (rearranges) between steps.
+// - Every value's layout on a group: a grid of row parts x column parts of
+//   the chunk, each block on one tile or replicated on several. A tile
+//   stores its block in the panel format: 16-row panels, each column's
+//   panels contiguous ([column][panels][16 rows]), every tile's piece with
+//   the same panel count, so one 16-byte load gives 16 FP8 (8 FP16, 4 FP32)
+//   rows of one column.
+// - Each step's implementation: GEMM grid (row parts x column parts x K
+//   parts), partial sums and their reduction, fused epilogues, and the
+//   explicit layout changes (rearranges) between steps.
 // - The superstep structure: which ops share an exchange phase.
 // Not decided: addresses, exchange timing, worker shares, code.
 #pragma once
@@ -22,7 +23,10 @@
 #include "compiler/chain.h"
 
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilec::compiler {
@@ -45,17 +49,48 @@ std::vector<Range> balanced_split(std::int64_t extent, int parts, std::int64_t u
 // (one group, one chunk), so that no segment is ever split.
 std::int64_t row_unit_panels(const Chain& chain);
 
-// Which columns of a value each tile of a group holds: part p covers
-// columns parts[p] and lives on every tile in tiles[p] (group-relative
-// tile numbers; more than one = replicas).
-struct ColumnLayout {
-  std::vector<Range> parts;
-  std::vector<std::vector<int>> tiles;
+// Where a value lives on a group: the chunk's rows split into row parts
+// (panel-aligned, in order), its columns into column parts (in order), and
+// block b = r * cols.size() + c on the group tiles block_tiles(b) (more
+// than one = replicas; a tile holds at most one block). Every tile stores
+// its block as `piece_panels` panels per column, the largest row part, so
+// pieces share one column stride; a shorter row part leaves padding.
+struct Layout {
+  std::vector<Range> rows;
+  std::vector<Range> cols;
+  std::int64_t piece_panels = 0;
+  // Every block's tiles, block after block; block b's end in tile_list.
+  std::vector<int> tile_list;
+  std::vector<int> block_end;
 
-  bool operator==(const ColumnLayout&) const = default;
-  // The columns a group tile holds (empty when none).
+  bool operator==(const Layout&) const = default;
+  int row_parts() const { return static_cast<int>(rows.size()); }
+  int col_parts() const { return static_cast<int>(cols.size()); }
+  int blocks() const { return static_cast<int>(block_end.size()); }
+  // Blocks are added in order, (0, 0), (0, 1), ...
+  void add_block(std::span<const int> tiles);
+  void add_block(std::initializer_list<int> tiles) { add_block(std::span<const int>(tiles.begin(), tiles.size())); }
+  std::span<const int> block_tiles(int block) const {
+    const int begin = block ? block_end[static_cast<std::size_t>(block - 1)] : 0;
+    return std::span<const int>(tile_list).subspan(static_cast<std::size_t>(begin),
+                                                   static_cast<std::size_t>(block_end[static_cast<std::size_t>(block)] - begin));
+  }
+  std::span<const int> tiles_of(int row_part, int col_part) const { return block_tiles(row_part * col_parts() + col_part); }
+  Range block_rows(int block) const { return rows[static_cast<std::size_t>(block / col_parts())]; }
+  Range block_cols(int block) const { return cols[static_cast<std::size_t>(block % col_parts())]; }
+  // The block a group tile holds, as (row part, column part), or (-1, -1).
+  std::pair<int, int> block_on(int group_tile) const;
+  // The columns and rows a group tile holds (empty when none).
   Range columns_on(int group_tile) const;
+  Range rows_on(int group_tile) const;
+  // The most columns any tile holds.
+  std::int64_t widest() const;
 };
+
+// One row part covering the chunk's `chunk_panels` panels, column parts
+// `cols`, part c on the tiles `tiles[c]`: the layouts of plans that split
+// no rows.
+Layout column_layout(std::int64_t chunk_panels, std::vector<Range> cols, const std::vector<std::vector<int>>& tiles);
 
 struct GroupPlan {
   int group_size = 1;
@@ -76,7 +111,7 @@ struct MidValue {
   std::string name;
   std::int64_t cols = 0;
   StorageType storage;
-  ColumnLayout layout;
+  Layout layout;
   bool partial = false;  // FP32 partial sums awaiting a reduction
   int activation = -1;   // chain activation it holds (-1 for partials)
 };
@@ -92,12 +127,16 @@ enum class MidOpKind : std::uint8_t {
 };
 
 struct GemmGrid {
+  int row_parts = 1;     // Pm
   int column_parts = 1;  // Pn
   int k_parts = 1;       // Pk
+  std::vector<Range> rows;     // per row part (rows of the chunk)
   std::vector<Range> columns;  // per column part
   std::vector<Range> ks;       // per K part
-  // Group tile that computes (column part n, K part k).
-  int tile(int n, int k) const { return k * column_parts + n; }
+  std::int64_t piece_panels = 0;  // the largest row part, in panels
+  // Group tile that computes (row part m, column part n, K part k).
+  int tile(int m, int n, int k) const { return (m * k_parts + k) * column_parts + n; }
+  int tiles() const { return row_parts * column_parts * k_parts; }
 };
 
 struct MidOp {

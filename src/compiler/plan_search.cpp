@@ -20,26 +20,67 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
 // Layouts seen by the search, deduplicated so that states compare by id,
-// with the rearrange costs between them remembered.
+// with the rearrange costs between them remembered. A layout that splits
+// no rows also has the id of its columns alone (one panel of rows): moving
+// between two such layouts costs in proportion to the rows, so chunk sizes
+// share one computation.
 class LayoutTable {
  public:
-  int id(const ColumnLayout& layout) {
+  int id(const Layout& layout) {
     std::uint64_t key = hash(layout);
     for (int candidate : by_hash_[key])
       if (layouts_[static_cast<std::size_t>(candidate)] == layout) return candidate;
+    int columns_only = -1;
+    if (layout.row_parts() == 1 && layout.piece_panels != 1) {
+      Layout one_panel = layout;
+      one_panel.rows = {Range{0, kPanelRows}};
+      one_panel.piece_panels = 1;
+      columns_only = id(one_panel);
+    }
     layouts_.push_back(layout);
-    std::int64_t most = 0;
-    for (const Range& part : layout.parts) most = std::max(most, part.size());
-    widest_.push_back(most);
+    widest_.push_back(layout.widest());
+    columns_only_.push_back(columns_only);
     int id = static_cast<int>(layouts_.size()) - 1;
     by_hash_[key].push_back(id);
     return id;
   }
-  const ColumnLayout& at(int id) const { return layouts_[static_cast<std::size_t>(id)]; }
+  const Layout& at(int id) const { return layouts_[static_cast<std::size_t>(id)]; }
   // The most columns any tile holds.
   std::int64_t widest(int id) const { return widest_[static_cast<std::size_t>(id)]; }
+  // Elements of the largest piece a tile holds.
+  std::int64_t piece_elements(int id) const {
+    return widest(id) * at(id).piece_panels * kPanelRows;
+  }
 
-  const RearrangeCost& cost(int from, int to) {
+  RearrangeCost cost(int from, int to) {
+    const std::int64_t panels = at(from).piece_panels;
+    const int from_columns = columns_only_[static_cast<std::size_t>(from)];
+    const int to_columns = columns_only_[static_cast<std::size_t>(to)];
+    if (from_columns >= 0 && to_columns >= 0 && at(from).rows == at(to).rows) {
+      RearrangeCost scaled = cached(from_columns, to_columns);
+      scaled.elements_in *= panels;
+      scaled.elements_out *= panels;
+      return scaled;
+    }
+    return cached(from, to);
+  }
+
+ private:
+  static std::uint64_t hash(const Layout& layout) {
+    std::uint64_t h = 1469598103934665603ull;
+    auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(static_cast<std::uint64_t>(layout.piece_panels));
+    for (const std::vector<Range>* ranges : {&layout.rows, &layout.cols})
+      for (const Range& range : *ranges) {
+        mix(static_cast<std::uint64_t>(range.begin));
+        mix(static_cast<std::uint64_t>(range.end));
+      }
+    for (int tile : layout.tile_list) mix(static_cast<std::uint64_t>(tile));
+    for (int end : layout.block_end) mix(static_cast<std::uint64_t>(end));
+    return h;
+  }
+
+  const RearrangeCost& cached(int from, int to) {
     const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32 |
                               static_cast<std::uint32_t>(to);
     auto it = costs_.find(key);
@@ -47,20 +88,9 @@ class LayoutTable {
     return it->second;
   }
 
- private:
-  static std::uint64_t hash(const ColumnLayout& layout) {
-    std::uint64_t h = 1469598103934665603ull;
-    auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    for (std::size_t part = 0; part < layout.parts.size(); ++part) {
-      mix(static_cast<std::uint64_t>(layout.parts[part].begin));
-      mix(static_cast<std::uint64_t>(layout.parts[part].end));
-      for (int tile : layout.tiles[part]) mix(static_cast<std::uint64_t>(tile));
-    }
-    return h;
-  }
-
-  std::vector<ColumnLayout> layouts_;
+  std::vector<Layout> layouts_;
   std::vector<std::int64_t> widest_;
+  std::vector<int> columns_only_;
   std::unordered_map<std::uint64_t, std::vector<int>> by_hash_;
   std::unordered_map<std::uint64_t, RearrangeCost> costs_;  // by (from << 32 | to)
 };
@@ -73,7 +103,7 @@ struct Label {
   std::int64_t supervisor_bundles = 0;
   int input_spread = 1;
   std::int64_t input_bytes = 0;     // the host input's records on the busiest tile
-  std::int64_t output_columns = 0;  // widest part of the output on a tile
+  std::int64_t output_elements = 0;  // the output's largest piece on a tile
   std::vector<int> choice;
 
   // Weights and the host input's per-chunk records stay for the whole run.
@@ -111,9 +141,11 @@ struct SearchContext {
   const GemmCandidates& candidates;
   const CompileOptions& options;
   int group_size;
-  std::int64_t rows;        // padded rows of one chunk
+  std::int64_t chunk_panels;  // panels of one chunk (rows past a group's share are padding)
   std::int64_t chunks;
   std::int64_t iterations;  // repeat count
+
+  std::int64_t rows() const { return chunk_panels * kPanelRows; }
 };
 
 std::uint32_t storage_bytes(StorageType storage) { return element_bytes(storage.element); }
@@ -127,14 +159,13 @@ bool in_region(const Chain& chain, int step) {
 void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t element, double repeat,
                    Label& label) {
   if (from == to) return;
-  const RearrangeCost& cost = context.layouts.cost(from, to);
+  const RearrangeCost cost = context.layouts.cost(from, to);
   if (!cost.needed()) return;
-  const std::int64_t column = context.rows * element;
-  label.cycles += repeat * exchange_cycles(cost.columns_in * column, cost.columns_out * column, cost.transfers,
+  label.cycles += repeat * exchange_cycles(cost.elements_in * element, cost.elements_out * element, cost.transfers,
                                            context.options.machine);
   label.exchanges += static_cast<int>(repeat);
   label.supervisor_bundles += 2 * cost.transfers + 4;
-  std::int64_t live = column * (context.layouts.widest(from) + context.layouts.widest(to));
+  std::int64_t live = element * (context.layouts.piece_elements(from) + context.layouts.piece_elements(to));
   label.activation_peak = std::max(label.activation_peak, live);
 }
 
@@ -147,8 +178,8 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   const std::uint32_t input_bytes = storage_bytes(input_storage);
   add_rearrange(context, from, input_layout, input_bytes, repeat, label);
 
-  const GemmGrid& grid = candidate.grid;
-  std::int64_t panels = context.rows / kPanelRows;
+  const std::int64_t panels = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts));
+  const std::int64_t rows = panels * kPanelRows;
   std::int64_t panel_columns = round_up(candidate.max_columns, kPanelRows);
   std::int64_t blocks = panel_columns / kPanelRows * panels;
   std::int64_t k_steps = candidate.max_ks;
@@ -159,24 +190,24 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   // The reduction: partials of this K part's share come in from the other
   // K parts, plus a second local partial where a block was split between
   // workers; the sum goes through the epilogue.
-  std::int64_t share = round_up(ceil_div(candidate.max_columns, grid.k_parts), 1);
-  std::int64_t share_elements = context.rows * share;
+  std::int64_t share = round_up(ceil_div(candidate.max_columns, candidate.k_parts), 1);
+  std::int64_t share_elements = rows * share;
   const StorageType out_storage = step.final_storage();
-  int inputs = grid.k_parts + 1;
+  int inputs = candidate.k_parts + 1;
   label.cycles += repeat * map_tile_cycles(share_elements, inputs, candidate.partial_type, step.epilogue,
                                            out_storage.element);
   std::int64_t exchanged = 0;
-  if (grid.k_parts > 1) {
-    exchanged = static_cast<std::int64_t>(grid.k_parts - 1) * share_elements * partial_bytes;
-    label.cycles += repeat * exchange_cycles(exchanged, exchanged, grid.k_parts - 1, context.options.machine);
+  if (candidate.k_parts > 1) {
+    exchanged = static_cast<std::int64_t>(candidate.k_parts - 1) * share_elements * partial_bytes;
+    label.cycles += repeat * exchange_cycles(exchanged, exchanged, candidate.k_parts - 1, context.options.machine);
     label.exchanges += static_cast<int>(repeat);
-    label.supervisor_bundles += 2 * (grid.k_parts - 1) + 4;
+    label.supervisor_bundles += 2 * (candidate.k_parts - 1) + 4;
   }
   label.supervisor_bundles += 40;
 
-  std::int64_t input_panel = context.rows * candidate.max_ks * input_bytes;
-  std::int64_t partials = context.rows * panel_columns * partial_bytes + 6 * kPanelRows * kPanelRows * partial_bytes;
-  std::int64_t output = context.rows * round_up(share, 8) * storage_bytes(out_storage);
+  std::int64_t input_panel = rows * candidate.max_ks * input_bytes;
+  std::int64_t partials = rows * panel_columns * partial_bytes + 6 * kPanelRows * kPanelRows * partial_bytes;
+  std::int64_t output = rows * round_up(share, 8) * storage_bytes(out_storage);
   label.activation_peak = std::max(label.activation_peak, input_panel + partials + exchanged + output);
 
   label.weight_bytes += candidate.weight_bytes;
@@ -190,8 +221,7 @@ void add_elementwise(const SearchContext& context, int step_index, int layout, L
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
-  std::int64_t columns = context.layouts.widest(layout);
-  std::int64_t elements = context.rows * columns;
+  std::int64_t elements = context.layouts.piece_elements(layout);
   const StorageType in = chain.activations[step.input].storage;
   int inputs = step.second_input >= 0 ? 2 : 1;
   if (step.epilogue.empty() && inputs == 1) return;  // an identity copy: aliased later
@@ -206,14 +236,14 @@ void add_row_step(const SearchContext& context, int step_index, int from, int pa
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& input = chain.activations[step.input];
-  add_rearrange(context, from, context.layouts.id(whole_on_tiles(input.cols, parts)), storage_bytes(input.storage),
-                repeat, label);
+  add_rearrange(context, from, context.layouts.id(whole_on_tiles(context.chunk_panels, input.cols, parts)),
+                storage_bytes(input.storage), repeat, label);
   const std::int64_t share = ceil_div(input.cols, parts);
   const RowKernel kernel = step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax;
-  label.cycles += repeat * row_tile_cycles(kernel, input.storage.element, step.result.element,
-                                           context.rows / kPanelRows, input.cols, share);
-  label.activation_peak = std::max(label.activation_peak, context.rows * (input.cols * storage_bytes(input.storage) +
-                                                                          share * storage_bytes(step.result)));
+  label.cycles += repeat * row_tile_cycles(kernel, input.storage.element, step.result.element, context.chunk_panels,
+                                           input.cols, share);
+  label.activation_peak = std::max(label.activation_peak, context.rows() * (input.cols * storage_bytes(input.storage) +
+                                                                            share * storage_bytes(step.result)));
   if (step.gamma >= 0) label.weight_bytes += 8 * share;
   label.supervisor_bundles += 20;
 }
@@ -227,26 +257,26 @@ void add_attention(const SearchContext& context, int step_index, int from, int p
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& q = chain.activations[step.input];
-  const AttentionLayouts wanted = attention_layouts(chain, step, parts);
-  const ColumnLayout* layouts[] = {&wanted.q, &wanted.k, &wanted.v};
+  const AttentionLayouts wanted = attention_layouts(chain, step, parts, context.chunk_panels);
+  const Layout* layouts[] = {&wanted.q, &wanted.k, &wanted.v};
   const int operands[] = {step.input, step.second_input, step.third_input};
   std::int64_t held = 0;
   for (int i = 0; i < 3; ++i) {
     const Activation& a = chain.activations[operands[i]];
     const int id = context.layouts.id(*layouts[i]);
-    add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(a.cols)) : from, id,
+    add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(context.chunk_panels, a.cols)) : from, id,
                   storage_bytes(a.storage), repeat, label);
-    held += context.rows * context.layouts.widest(id) * storage_bytes(a.storage);
+    held += context.layouts.piece_elements(id) * storage_bytes(a.storage);
   }
   const std::int64_t heads = step.attention_heads;
   const std::int64_t share = context.layouts.widest(context.layouts.id(wanted.output));
   // Columns per kernel run: the tile's share of one head, or a whole head.
   const std::int64_t e = std::min(share, chain.activations[step.output].cols / heads);
-  const std::int64_t rows = context.rows / chain.segment_rows * chain.segment_rows;
+  const std::int64_t rows = context.rows() / chain.segment_rows * chain.segment_rows;
   label.cycles += repeat * static_cast<double>(share / e) *
                   attention_tile_cycles(q.storage.element, step.result.element, rows, chain.segment_rows,
                                         q.cols / heads, e);
-  const std::int64_t output = context.rows * share * storage_bytes(step.result);
+  const std::int64_t output = context.rows() * share * storage_bytes(step.result);
   label.activation_peak = std::max(label.activation_peak,
                                    held + output + kWorkers * attention_worker_scratch(chain.segment_rows));
   label.supervisor_bundles += 20 * (share / e);
@@ -302,7 +332,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             for (std::size_t spread = 0; spread < ids.stored_once.size(); ++spread) {
               Label bound = grown;
               bound.input_spread = kInputSpreads[spread];
-              bound.input_bytes = context.layouts.widest(ids.stored_once[spread]) * context.rows * context.chunks *
+              bound.input_bytes = context.layouts.piece_elements(ids.stored_once[spread]) * context.chunks *
                                   storage_bytes(chain.activations[step.input].storage);
               add_gemm(context, index, candidate, ids.stored_once[spread], ids.input, bound);
               continue_with(ids.output, entry, std::move(bound));
@@ -311,15 +341,8 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
         } else if (step.kind == StepKind::Map) {
           if (current < 0) {
             // A map on the host input: keep it spread over the group in 16-column parts.
-            ColumnLayout spread;
-            std::vector<Range> parts = balanced_split(chain.activations[step.input].cols,
-                                                      context.group_size, kPanelRows);
-            for (int tile = 0; tile < static_cast<int>(parts.size()); ++tile)
-              if (parts[tile].size()) {
-                spread.parts.push_back(parts[tile]);
-                spread.tiles.push_back({tile});
-              }
-            current = layouts.id(spread);
+            current = layouts.id(spread_layout(context.chunk_panels, chain.activations[step.input].cols,
+                                               context.group_size));
           }
           bool enters_region = chain.repeat && index < chain.repeat->first_step &&
                                step.name == chain.repeat->name + ".enter";
@@ -344,11 +367,13 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             grown.choice[index] = parts;
             if (attention) {
               add_attention(context, index, current, parts, grown);
-              continue_with(layouts.id(attention_layouts(chain, step, parts).output), entry, std::move(grown));
+              continue_with(layouts.id(attention_layouts(chain, step, parts, context.chunk_panels).output), entry,
+                            std::move(grown));
             } else {
-              int from = current < 0 ? layouts.id(whole_rows_layout(chain.activations[step.input].cols)) : current;
+              int from = current < 0 ? layouts.id(whole_rows_layout(context.chunk_panels, chain.activations[step.input].cols))
+                                     : current;
               add_row_step(context, index, from, parts, grown);
-              continue_with(layouts.id(split_over_tiles(cols, parts)), entry, std::move(grown));
+              continue_with(layouts.id(split_over_tiles(context.chunk_panels, cols, parts)), entry, std::move(grown));
             }
           }
         }
@@ -375,7 +400,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
   std::vector<Label> finals;
   for (auto& [state, labels] : states)
     for (Label& label : labels) {
-      label.output_columns = state.first >= 0 ? layouts.widest(state.first) : 0;
+      label.output_elements = state.first >= 0 ? layouts.piece_elements(state.first) : 0;
       finals.push_back(std::move(label));
     }
   return finals;
@@ -391,8 +416,11 @@ std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candid
       if (step_choice[index] > 1) text += fmt::format(", {} {}x1", chain.steps[index].name, step_choice[index]);
       continue;
     }
-    const GemmGrid& grid = candidates.by_step.at(index).at(group_size)[step_choice[index]].grid;
-    text += fmt::format(", {} {}x{}", chain.steps[index].name, grid.column_parts, grid.k_parts);
+    const GemmCandidate& grid = candidates.by_step.at(index).at(group_size)[step_choice[index]];
+    if (grid.row_parts > 1)
+      text += fmt::format(", {} {}x{}x{}", chain.steps[index].name, grid.row_parts, grid.column_parts, grid.k_parts);
+    else
+      text += fmt::format(", {} {}x{}", chain.steps[index].name, grid.column_parts, grid.k_parts);
   }
   return text;
 }
@@ -410,14 +438,6 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     int groups = tiles / group_size;
     std::int64_t units_per_group = ceil_div(units, groups);
     LayoutTable layouts;
-    std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
-    for (const auto& [step, by_size] : candidates.by_step)
-      for (const GemmCandidate& candidate : by_size.at(group_size))
-      {
-        CandidateLayouts ids{layouts.id(candidate.input_layout), layouts.id(candidate.output_layout), {}};
-        for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(candidate.input_layout, spread)));
-        candidate_layouts[step].push_back(std::move(ids));
-      }
     std::int64_t previous_panels = -1;
     // More chunks only save memory, at the cost of cycles: once a chunk
     // count fits the budget, two more are kept in reserve (the exact memory
@@ -429,8 +449,17 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
       if (chunk_panels == previous_panels) continue;
       previous_panels = chunk_panels;
       bool fits = false;
+      std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
+      for (const auto& [step, by_size] : candidates.by_step)
+        for (const GemmCandidate& candidate : by_size.at(group_size)) {
+          const GemmGrid grid = gemm_grid(candidate, chunk_panels);
+          const Layout input = gemm_input_layout(grid);
+          CandidateLayouts ids{layouts.id(input), layouts.id(gemm_output_layout(grid)), {}};
+          for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(input, spread)));
+          candidate_layouts[step].push_back(std::move(ids));
+        }
       SearchContext context{layouts, candidate_layouts, chain, candidates, options,
-                            group_size, chunk_panels * kPanelRows, chunks, iterations};
+                            group_size, chunk_panels, chunks, iterations};
       for (Label& label : run_program(context, layouts)) {
         ++search.plans_considered;
         PlanChoice choice;
@@ -443,11 +472,10 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +
                                  std::max(0.0, syncs - 1) * options.machine.sync_cycles;
         // Host inputs and outputs live in per-chunk records.
-        const std::int64_t record_rows = chunk_panels * kPanelRows * chunks;
         std::int64_t io = 0;
         io += label.input_bytes;
         for (const auto& [name, activation] : chain.outputs)
-          io += label.output_columns * record_rows * storage_bytes(chain.activations[activation].storage);
+          io += label.output_elements * chunks * storage_bytes(chain.activations[activation].storage);
         std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
         std::int64_t data = label.weight_bytes + label.activation_peak + io;
         choice.estimate.peak_bytes = code + data;

@@ -63,55 +63,61 @@ class Binder {
     return last;
   }
 
-  // A host input or output: per group, chunk and column part, the rows of
-  // that chunk, split where the leading axes change.
+  // A host input or output: per group, chunk and block, the rows of that
+  // chunk the block holds, split where the leading axes change.
   package::Binding activation_binding(const std::string& name, package::BindingRole role,
                                       const graph::TensorType& type, int value_id) {
     package::Binding binding{name, role, type, {}};
     const MidValue& value = lir_.mid->values[static_cast<std::size_t>(value_id)];
+    const Layout& layout = value.layout;
     const Place place = lir_.value_places[static_cast<std::size_t>(value_id)];
     const std::uint32_t element = element_bytes(value.storage.element);
-    const std::int64_t column_stride = groups_.chunk_panels * kPanelRows;
+    const std::int64_t column_stride = layout.piece_panels * kPanelRows;
     const std::size_t rank = type.shape.size();
     const std::int64_t last_rows = rank >= 2 ? type.shape[rank - 2] : 1;
     for (int group = 0; group < groups_.groups; ++group)
       for (int chunk = 0; chunk < groups_.chunks; ++chunk) {
-        const Range rows = groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)];
-        for (std::size_t part = 0; part < value.layout.parts.size(); ++part) {
-          const Range columns = value.layout.parts[part];
-          if (columns.size() == 0) continue;  // a K part that reduces no column
-          // The host writes an input once: a replica would never see it.
-          TILEC_CHECK(role != package::BindingRole::Input || value.layout.tiles[part].size() == 1,
-                      "input '{}' bound to {} replicas of columns {}..{}", name, value.layout.tiles[part].size(),
-                      columns.begin, columns.end);
-          const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, value.layout.tiles[part].front()));
-          for (std::int64_t row = rows.begin; row < rows.end;) {
-            // Rows up to the end of the current run of the second-to-last axis.
-            std::int64_t run_end = std::min(rows.end, (row / last_rows + 1) * last_rows);
-            Piece piece;
-            piece.tile = tile;
-            piece.address = address_of(lir_, place, chunk) + static_cast<std::uint32_t>(row - rows.begin) * element;
-            std::int64_t outer = row / last_rows;
-            for (std::size_t axis = 0; axis + 2 < rank; ++axis) {
-              // Leading axes as a mixed-radix number.
-              std::int64_t radix = 1;
-              for (std::size_t later = axis + 1; later + 2 < rank; ++later) radix *= type.shape[later];
-              piece.start.push_back(outer / radix % type.shape[axis]);
-              piece.size.push_back(1);
-              piece.strides.push_back(1);
+        const Range chunk_rows = groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)];
+        for (int r = 0; r < layout.row_parts(); ++r)
+          for (int c = 0; c < layout.col_parts(); ++c) {
+            const Range columns = layout.cols[static_cast<std::size_t>(c)];
+            const Range block_rows = layout.rows[static_cast<std::size_t>(r)];
+            const Range rows{chunk_rows.begin + block_rows.begin,
+                             std::min(chunk_rows.end, chunk_rows.begin + block_rows.end)};
+            if (columns.size() == 0 || rows.size() <= 0) continue;  // a K part that reduces no column; padding
+            const std::span<const int> tiles = layout.tiles_of(r, c);
+            // The host writes an input once: a replica would never see it.
+            TILEC_CHECK(role != package::BindingRole::Input || tiles.size() == 1,
+                        "input '{}' bound to {} replicas of columns {}..{}", name, tiles.size(), columns.begin,
+                        columns.end);
+            const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, tiles.front()));
+            for (std::int64_t row = rows.begin; row < rows.end;) {
+              // Rows up to the end of the current run of the second-to-last axis.
+              std::int64_t run_end = std::min(rows.end, (row / last_rows + 1) * last_rows);
+              Piece piece;
+              piece.tile = tile;
+              piece.address = address_of(lir_, place, chunk) + static_cast<std::uint32_t>(row - rows.begin) * element;
+              std::int64_t outer = row / last_rows;
+              for (std::size_t axis = 0; axis + 2 < rank; ++axis) {
+                // Leading axes as a mixed-radix number.
+                std::int64_t radix = 1;
+                for (std::size_t later = axis + 1; later + 2 < rank; ++later) radix *= type.shape[later];
+                piece.start.push_back(outer / radix % type.shape[axis]);
+                piece.size.push_back(1);
+                piece.strides.push_back(1);
+              }
+              if (rank >= 2) {
+                piece.start.push_back(row % last_rows);
+                piece.size.push_back(run_end - row);
+                piece.strides.push_back(1);
+              }
+              piece.start.push_back(columns.begin);
+              piece.size.push_back(columns.size());
+              piece.strides.push_back(column_stride);
+              binding.pieces.push_back(std::move(piece));
+              row = run_end;
             }
-            if (rank >= 2) {
-              piece.start.push_back(row % last_rows);
-              piece.size.push_back(run_end - row);
-              piece.strides.push_back(1);
-            }
-            piece.start.push_back(columns.begin);
-            piece.size.push_back(columns.size());
-            piece.strides.push_back(column_stride);
-            binding.pieces.push_back(std::move(piece));
-            row = run_end;
           }
-        }
       }
     return binding;
   }
@@ -136,11 +142,12 @@ class Binder {
     const std::uint32_t element = element_bytes(weight.storage.element);
     const bool leading = weight.per_iteration;
     for (int group = 0; group < groups_.groups; ++group)
+      for (int m = 0; m < op.grid.row_parts; ++m)
       for (int n = 0; n < op.grid.column_parts; ++n)
         for (int k = 0; k < op.grid.k_parts; ++k) {
           const Range columns = op.grid.columns[static_cast<std::size_t>(n)];
           const Range ks = op.grid.ks[static_cast<std::size_t>(k)];
-          const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, op.grid.tile(n, k)));
+          const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, op.grid.tile(m, n, k)));
           for (int iteration = 0; iteration < iterations(place); ++iteration)
             for (std::int64_t block = 0; block * kPanelRows < columns.size(); ++block) {
               std::int64_t first = columns.begin + block * kPanelRows;
@@ -205,25 +212,26 @@ class Binder {
   void add_layernorm_weights(std::vector<package::Binding>& bindings, int op_index, const Place& place) {
     const MidOp& op = lir_.mid->ops[static_cast<std::size_t>(op_index)];
     const Step& step = lir_.chain->steps[static_cast<std::size_t>(op.step)];
-    const ColumnLayout& layout = lir_.mid->values[static_cast<std::size_t>(op.output)].layout;
+    const Layout& layout = lir_.mid->values[static_cast<std::size_t>(op.output)].layout;
     const int parameters[] = {step.gamma, step.beta};
     for (int which = 0; which < 2; ++which) {
       const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(parameters[which])];
       package::Binding& binding = binding_for(bindings, weight.parameter);
       const graph::TensorType& type = binding.type;
       for (int group = 0; group < groups_.groups; ++group)
-        for (std::size_t part = 0; part < layout.parts.size(); ++part)
+        for (int block = 0; block < layout.blocks(); ++block)
           for (int iteration = 0; iteration < iterations(place); ++iteration) {
+            const Range columns = layout.block_cols(block);
             Piece piece;
-            piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, layout.tiles[part].front()));
+            piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, layout.block_tiles(block).front()));
             piece.address = address_of(lir_, place, 0, iteration) + static_cast<std::uint32_t>(which) * 4;
             for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
               piece.start.push_back(axis == 0 && weight.per_iteration ? iteration : 0);
               piece.size.push_back(1);
               piece.strides.push_back(1);
             }
-            piece.start.push_back(layout.parts[part].begin);
-            piece.size.push_back(layout.parts[part].size());
+            piece.start.push_back(columns.begin);
+            piece.size.push_back(columns.size());
             piece.strides.push_back(2);
             binding.pieces.push_back(std::move(piece));
           }

@@ -22,7 +22,7 @@ std::set<ElementType> split_partial_types(const Chain& chain, const std::string&
     if (chain.steps[static_cast<std::size_t>(step)].name == name)
       for (const auto& [size, list] : by_size)
         for (const GemmCandidate& candidate : list)
-          if (candidate.grid.k_parts > 1) types.insert(candidate.partial_type);
+          if (candidate.k_parts > 1) types.insert(candidate.partial_type);
   return types;
 }
 
