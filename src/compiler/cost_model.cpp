@@ -213,11 +213,10 @@ namespace {
 std::int64_t overlap(Range a, Range b) { return std::max<std::int64_t>(0, std::min(a.end, b.end) - std::max(a.begin, b.begin)); }
 
 // For each range of `to`, the ranges of `from` (both ordered) that may
-// overlap it, an interval of indices [first, last), and how many do.
+// overlap it: an interval of indices [first, last).
 struct Span {
   int first = 0;
   int last = 0;
-  std::int64_t overlapping = 0;
 };
 std::vector<Span> overlapping(const std::vector<Range>& from, const std::vector<Range>& to) {
   std::vector<Span> spans(to.size());
@@ -225,9 +224,8 @@ std::vector<Span> overlapping(const std::vector<Range>& from, const std::vector<
   for (std::size_t j = 0; j < to.size(); ++j) {
     while (first < from.size() && from[first].end <= to[j].begin) ++first;
     std::size_t last = first;
-    std::int64_t count = 0;
-    for (; last < from.size() && from[last].begin < to[j].end; ++last) count += overlap(from[last], to[j]) > 0;
-    spans[j] = Span{static_cast<int>(first), static_cast<int>(last), count};
+    while (last < from.size() && from[last].begin < to[j].end) ++last;
+    spans[j] = Span{static_cast<int>(first), static_cast<int>(last)};
   }
   return spans;
 }
@@ -258,9 +256,7 @@ RearrangeCost rearrange_cost(const Layout& from, const Layout& to) {
       const Range want_rows = to.rows[static_cast<std::size_t>(r)], want_cols = to.cols[static_cast<std::size_t>(c)];
       const std::int64_t area = want_rows.size() * want_cols.size();
       if (area == 0) continue;
-      const Span& row_span = row_spans[static_cast<std::size_t>(r)];
-      const Span& col_span = col_spans[static_cast<std::size_t>(c)];
-      const std::int64_t pieces = row_span.overlapping * col_span.overlapping;
+      bool incoming_anywhere = false;
       for (int tile : wanting) {
         const int block = held[static_cast<std::size_t>(tile)];
         std::int64_t local = 0;
@@ -269,22 +265,33 @@ RearrangeCost rearrange_cost(const Layout& from, const Layout& to) {
           local = overlap(from.rows[static_cast<std::size_t>(block / from_cols)], want_rows) *
                   overlap(from.cols[static_cast<std::size_t>(block % from_cols)], want_cols);
         }
-        const std::int64_t incoming = area - local;
-        cost.elements_in = std::max(cost.elements_in, incoming);
-        if (incoming > 0) cost.transfers = std::max(cost.transfers, pieces);
+        cost.elements_in = std::max(cost.elements_in, area - local);
+        incoming_anywhere |= area > local;
       }
-      // A source block moves unless every wanting tile holds it already.
+      // Each source block overlapping this one: a transfer, or one per
+      // column when its rows do not move as whole columns; it is sent
+      // unless every wanting tile holds it already.
+      const Span& row_span = row_spans[static_cast<std::size_t>(r)];
+      const Span& col_span = col_spans[static_cast<std::size_t>(c)];
+      std::int64_t pieces = 0;
       for (int hr = row_span.first; hr < row_span.last; ++hr) {
-        const std::int64_t rows = overlap(from.rows[static_cast<std::size_t>(hr)], want_rows);
+        const Range have_rows = from.rows[static_cast<std::size_t>(hr)];
+        const Range moved{std::max(want_rows.begin, have_rows.begin), std::min(want_rows.end, have_rows.end)};
+        if (moved.size() <= 0) continue;
+        const bool whole = from.piece_panels == to.piece_panels && moved == have_rows && moved == want_rows;
         for (int hc = col_span.first; hc < col_span.last; ++hc) {
-          const std::size_t block = static_cast<std::size_t>(hr * from_cols + hc);
           const std::int64_t cols = overlap(from.cols[static_cast<std::size_t>(hc)], want_cols);
-          if (rows * cols == 0 || holding[block] == static_cast<int>(wanting.size())) continue;
+          if (cols == 0) continue;
+          const std::int64_t transfers = whole ? 1 : cols;
+          pieces += transfers;
+          const std::size_t block = static_cast<std::size_t>(hr * from_cols + hc);
+          if (holding[block] == static_cast<int>(wanting.size())) continue;
           const std::size_t sender = static_cast<std::size_t>(from.block_tiles(static_cast<int>(block)).front());
-          sent[sender] += rows * cols;
-          sends[sender] += 1;
+          sent[sender] += moved.size() * cols;
+          sends[sender] += transfers;
         }
       }
+      if (incoming_anywhere) cost.transfers = std::max(cost.transfers, pieces);
       for (int tile : wanting)
         if (held[static_cast<std::size_t>(tile)] >= 0) --holding[static_cast<std::size_t>(held[static_cast<std::size_t>(tile)])];
     }

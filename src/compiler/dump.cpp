@@ -66,6 +66,7 @@ const char* buffer_kind_text(BufferKind kind) {
     case BufferKind::Partial: return "partial";
     case BufferKind::ReceiveSlots: return "receive";
     case BufferKind::Weight: return "weight";
+    case BufferKind::GatheredWeight: return "gathered-weight";
     case BufferKind::Bias: return "bias";
     case BufferKind::ChunkRecord: return "chunk-record";
     case BufferKind::IterationRecord: return "iteration-record";

@@ -65,7 +65,7 @@ std::vector<int> k_part_counts(int group_size, std::int64_t k_units, int most) {
 }
 
 GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, int column_parts, int k_parts,
-                             std::int64_t iterations) {
+                             bool weights_moved, std::int64_t iterations) {
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   const Weight& weight = chain.weights[static_cast<std::size_t>(step.weight)];
   std::int64_t k = step.transpose_weight ? weight.shape[1] : weight.shape[0];
@@ -74,13 +74,16 @@ GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, 
   candidate.row_parts = row_parts;
   candidate.column_parts = column_parts;
   candidate.k_parts = k_parts;
+  candidate.weights_moved = weights_moved;
   candidate.columns = balanced_split(n, column_parts, kPanelRows);
   candidate.ks = balanced_split(k, k_parts, kPanelRows);
   candidate.partial_type = partial_type_for(chain, step_index, k_parts);
   candidate.max_columns = candidate.columns.front().size();
   candidate.max_ks = candidate.ks.front().size();
-  std::int64_t panel_columns = ceil_div(candidate.max_columns, kPanelRows) * kPanelRows;
-  candidate.weight_bytes = panel_columns * candidate.max_ks * element_bytes(weight.storage.element) *
+  // Moved weights: a tile stores its piece, at most ceil(blocks / Pm) blocks.
+  const std::int64_t blocks = ceil_div(candidate.max_columns, kPanelRows);
+  const std::int64_t stored = weights_moved ? ceil_div(blocks, row_parts) : blocks;
+  candidate.weight_bytes = stored * kPanelRows * candidate.max_ks * element_bytes(weight.storage.element) *
                            (weight.per_iteration ? iterations : 1);
   return candidate;
 }
@@ -118,9 +121,16 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
     std::int64_t n = step.transpose_weight ? weight.shape[0] : weight.shape[1];
     for (int group_size : group_sizes) {
       std::vector<GemmCandidate>& list = result.by_step[index][group_size];
-      for (int k_parts : k_part_counts(group_size, ceil_div(k, kPanelRows), options.max_k_parts.value_or(kMaxKParts))) {
-        int column_parts = static_cast<int>(std::min<std::int64_t>(group_size / k_parts, ceil_div(n, kPanelRows)));
-        list.push_back(make_candidate(chain, index, 1, column_parts, k_parts, iterations));
+      for (int row_parts : kRowPartCounts) {
+        if (row_parts > group_size) break;
+        for (int k_parts : k_part_counts(group_size / row_parts, ceil_div(k, kPanelRows),
+                                         options.max_k_parts.value_or(kMaxKParts))) {
+          int column_parts =
+              static_cast<int>(std::min<std::int64_t>(group_size / (row_parts * k_parts), ceil_div(n, kPanelRows)));
+          // Row parts with replicated weights are what groups give; split
+          // rows here store each weight once and gather it.
+          list.push_back(make_candidate(chain, index, row_parts, column_parts, k_parts, row_parts > 1, iterations));
+        }
       }
     }
   }
@@ -144,6 +154,7 @@ GemmGrid gemm_grid(const GemmCandidate& candidate, std::int64_t chunk_panels) {
   grid.row_parts = candidate.row_parts;
   grid.column_parts = candidate.column_parts;
   grid.k_parts = candidate.k_parts;
+  grid.weights_moved = candidate.weights_moved;
   grid.rows = row_split(chunk_panels, candidate.row_parts);
   grid.columns = candidate.columns;
   grid.ks = candidate.ks;

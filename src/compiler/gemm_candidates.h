@@ -24,10 +24,13 @@ struct GemmCandidate {
   int row_parts = 1;
   int column_parts = 1;
   int k_parts = 1;
+  // With row parts: each (n, k) weight block is stored once, in pieces over
+  // its row parts' tiles, and gathered before the GEMM (else replicated).
+  bool weights_moved = false;
   std::vector<Range> columns;  // per column part
   std::vector<Range> ks;       // per K part
   ElementType partial_type;    // what partial sums are stored and exchanged as
-  std::int64_t weight_bytes = 0;  // per tile, every iteration included
+  std::int64_t weight_bytes = 0;  // resident per tile, every iteration included
   std::int64_t max_columns = 0;   // widest column part
   std::int64_t max_ks = 0;        // widest K part
 };
@@ -41,6 +44,9 @@ std::vector<int> candidate_group_sizes(const Chain& chain, const CompileOptions&
 
 GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group_sizes,
                                const CompileOptions& options);
+
+// The row part counts candidates take.
+constexpr int kRowPartCounts[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48};
 
 // The rows of a chunk of `chunk_panels` panels split into `parts` row
 // parts of whole panels (balanced).

@@ -213,8 +213,8 @@ class LirBuilder {
   }
 
   // Every block of the destination gets, from the source block holding
-  // each part of it, rows x columns in one transfer: each column's rows are
-  // contiguous in a piece, and columns follow at the piece's column stride.
+  // each part of it, its rows x columns: one transfer when they move as
+  // whole columns (moves_whole_columns), else one a column.
   void add_rearrange(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const MidValue& from = value(op.inputs[0]);
@@ -223,38 +223,36 @@ class LirBuilder {
     const std::uint32_t from_column = column_bytes(from), to_column = column_bytes(to);
     const Place source_base = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
     const Place destination_base = lir_.value_places[static_cast<std::size_t>(op.output)];
-    for (int wr = 0; wr < to.layout.row_parts(); ++wr)
-      for (int wc = 0; wc < to.layout.col_parts(); ++wc) {
-        const Range want_rows = to.layout.rows[static_cast<std::size_t>(wr)];
-        const Range want_cols = to.layout.cols[static_cast<std::size_t>(wc)];
-        for (int hr = 0; hr < from.layout.row_parts(); ++hr)
-          for (int hc = 0; hc < from.layout.col_parts(); ++hc) {
-            const Range have_rows = from.layout.rows[static_cast<std::size_t>(hr)];
-            const Range have_cols = from.layout.cols[static_cast<std::size_t>(hc)];
-            const Range rows{std::max(want_rows.begin, have_rows.begin), std::min(want_rows.end, have_rows.end)};
-            const Range cols{std::max(want_cols.begin, have_cols.begin), std::min(want_cols.end, have_cols.end)};
-            if (rows.size() <= 0 || cols.size() <= 0) continue;
-            const std::uint32_t run = static_cast<std::uint32_t>(rows.size()) * element;
-            TILEC_CHECK((run == from_column && run == to_column) || cols.size() == 1,
-                        "rearrange of '{}' moves rows {}..{} that are not whole pieces", to.name, rows.begin, rows.end);
-            Transfer transfer;
-            transfer.phase = phase_of(index);
-            transfer.source_tile = from.layout.tiles_of(hr, hc).front();
-            const std::span<const int> destinations = to.layout.tiles_of(wr, wc);
-            transfer.destination_tiles.assign(destinations.begin(), destinations.end());
-            transfer.source = source_base.plus(static_cast<std::uint32_t>(cols.begin - have_cols.begin) * from_column +
-                                               static_cast<std::uint32_t>(rows.begin - have_rows.begin) * element);
-            transfer.destination = destination_base.plus(
-                static_cast<std::uint32_t>(cols.begin - want_cols.begin) * to_column +
-                static_cast<std::uint32_t>(rows.begin - want_rows.begin) * element);
-            transfer.bytes = static_cast<std::uint32_t>(cols.size()) * run;
-            transfer.what = rows.size() == want_rows.size() && to.layout.row_parts() == 1
-                                ? fmt::format("{} columns {}..{}", to.name, cols.begin, cols.end)
-                                : fmt::format("{} rows {}..{} columns {}..{}", to.name, rows.begin, rows.end,
-                                              cols.begin, cols.end);
-            lir_.transfers.push_back(std::move(transfer));
-          }
+    for (int want = 0; want < to.layout.blocks(); ++want) {
+      const Range want_rows = to.layout.block_rows(want), want_cols = to.layout.block_cols(want);
+      for (int have = 0; have < from.layout.blocks(); ++have) {
+        const Range have_rows = from.layout.block_rows(have), have_cols = from.layout.block_cols(have);
+        const Range rows{std::max(want_rows.begin, have_rows.begin), std::min(want_rows.end, have_rows.end)};
+        const Range cols{std::max(want_cols.begin, have_cols.begin), std::min(want_cols.end, have_cols.end)};
+        if (rows.size() <= 0 || cols.size() <= 0) continue;
+        const bool whole = moves_whole_columns(from.layout, have, to.layout, want, rows);
+        const std::span<const int> destinations = to.layout.block_tiles(want);
+        for (std::int64_t first = cols.begin; first < cols.end; first = whole ? cols.end : first + 1) {
+          const std::int64_t count = whole ? cols.size() : 1;
+          Transfer transfer;
+          transfer.phase = phase_of(index);
+          transfer.source_tile = from.layout.block_tiles(have).front();
+          transfer.destination_tiles.assign(destinations.begin(), destinations.end());
+          transfer.source = source_base.plus(static_cast<std::uint32_t>(first - have_cols.begin) * from_column +
+                                             static_cast<std::uint32_t>(rows.begin - have_rows.begin) * element);
+          transfer.destination =
+              destination_base.plus(static_cast<std::uint32_t>(first - want_cols.begin) * to_column +
+                                    static_cast<std::uint32_t>(rows.begin - want_rows.begin) * element);
+          transfer.bytes = whole ? static_cast<std::uint32_t>(count) * from_column
+                                 : static_cast<std::uint32_t>(rows.size()) * element;
+          transfer.what = to.layout.row_parts() == 1 && from.layout.row_parts() == 1
+                              ? fmt::format("{} columns {}..{}", to.name, first, first + count)
+                              : fmt::format("{} rows {}..{} columns {}..{}", to.name, rows.begin, rows.end, first,
+                                            first + count);
+          lir_.transfers.push_back(std::move(transfer));
+        }
       }
+    }
   }
 
   // A resident buffer for a weight, or its slice of the iteration record
@@ -294,39 +292,95 @@ class LirBuilder {
     for (auto& [weight, place] : lir_.bias_places) step(place);
   }
 
-  Place weight_buffer(int step_index, const GemmGrid& grid) {
+  // Bytes of one 16-column block of weights over K part k.
+  std::uint32_t weight_block_bytes(int step_index, const GemmGrid& grid, int k) const {
     const Step& step = chain_.steps[static_cast<std::size_t>(step_index)];
     const Weight& weight = chain_.weights[static_cast<std::size_t>(step.weight)];
-    std::uint32_t most = 0;
-    for (const Range& columns : grid.columns)
-      for (const Range& ks : grid.ks) {
-        std::uint32_t blocks = static_cast<std::uint32_t>((columns.size() + kPanelRows - 1) / kPanelRows);
-        most = std::max(most, blocks * static_cast<std::uint32_t>(kPanelRows * ks.size()) *
-                                  element_bytes(weight.storage.element));
-      }
-    return weight_place(weight.parameter, BufferKind::Weight, most, weight.per_iteration);
+    return static_cast<std::uint32_t>(kPanelRows * grid.ks[static_cast<std::size_t>(k)].size()) *
+           element_bytes(weight.storage.element);
   }
 
+  // The weights a tile stores: its (n, k) block, or its piece of it when
+  // weights move; `whole` asks for the whole block whatever the grid.
+  std::uint32_t weight_bytes(int step_index, const GemmGrid& grid, bool whole) const {
+    std::uint32_t most = 0;
+    for (int m = 0; m < (whole ? 1 : grid.row_parts); ++m)
+      for (int n = 0; n < grid.column_parts; ++n)
+        for (int k = 0; k < grid.k_parts; ++k) {
+          const Range piece = whole ? Range{0, (grid.columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) /
+                                                   kPanelRows}
+                                    : grid.weight_piece(m, n);
+          most = std::max(most, static_cast<std::uint32_t>(piece.size()) * weight_block_bytes(step_index, grid, k));
+        }
+    return most;
+  }
+
+  void add_gemm_task(int index, int tile, const Place& weights, std::int64_t first_block, std::int64_t blocks, int m,
+                     int k) {
+    if (blocks <= 0) return;
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    Task task;
+    task.kind = TaskKind::Gemm;
+    task.op = index;
+    task.superstep = phase_of(index);
+    task.tile = tile;
+    task.weights = weights;
+    task.activation = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
+    task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+    task.k_steps = op.grid.ks[static_cast<std::size_t>(k)].size();
+    task.first_column_block = first_block;
+    task.column_blocks = blocks;
+    task.panels = (op.grid.rows[static_cast<std::size_t>(m)].size() + kPanelRows - 1) / kPanelRows;
+    lir_.tasks.push_back(std::move(task));
+  }
+
+  // Moved weights: before the GEMM, every tile of row part m multicasts its
+  // piece of the (n, k) block to the other row parts' tiles, into a buffer
+  // that holds the whole block on each. A tile then runs its own piece from
+  // where it is stored and the gathered blocks before and after it.
   void add_gemm(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const GemmGrid& grid = op.grid;
-    Place weights = weight_buffer(op.step, grid);
+    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
+    const Weight& weight = chain_.weights[static_cast<std::size_t>(step.weight)];
+    const Place weights = weight_place(weight.parameter, BufferKind::Weight, weight_bytes(op.step, grid, false),
+                                       weight.per_iteration);
     lir_.op_weights[index] = weights;
+    Place gathered;
+    if (grid.weights_moved) {
+      Buffer buffer{op.name + ".weights", BufferKind::GatheredWeight};
+      buffer.bytes = weight_bytes(op.step, grid, true);
+      buffer.lifetime = Lifetime{phase_of(index), phase_of(index), false};
+      gathered = Place{add_buffer(std::move(buffer)), 0, 0, 0};
+    }
     for (int m = 0; m < grid.row_parts; ++m)
       for (int n = 0; n < grid.column_parts; ++n)
         for (int k = 0; k < grid.k_parts; ++k) {
-          Task task;
-          task.kind = TaskKind::Gemm;
-          task.op = index;
-          task.superstep = phase_of(index);
-          task.tile = grid.tile(m, n, k);
-          task.weights = weights;
-          task.activation = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
-          task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-          task.k_steps = grid.ks[static_cast<std::size_t>(k)].size();
-          task.column_blocks = (grid.columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
-          task.panels = (grid.rows[static_cast<std::size_t>(m)].size() + kPanelRows - 1) / kPanelRows;
-          lir_.tasks.push_back(std::move(task));
+          const int tile = grid.tile(m, n, k);
+          const std::int64_t blocks = (grid.columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
+          if (!grid.weights_moved) {
+            add_gemm_task(index, tile, weights, 0, blocks, m, k);
+            continue;
+          }
+          const std::uint32_t block_bytes = weight_block_bytes(op.step, grid, k);
+          const Range own = grid.weight_piece(m, n);
+          if (own.size() > 0) {
+            Transfer transfer;
+            transfer.phase = phase_of(index);
+            transfer.source_tile = tile;
+            for (int other = 0; other < grid.row_parts; ++other)
+              if (other != m) transfer.destination_tiles.push_back(grid.tile(other, n, k));
+            transfer.source = weights;
+            transfer.destination = gathered.plus(static_cast<std::uint32_t>(own.begin) * block_bytes);
+            transfer.bytes = static_cast<std::uint32_t>(own.size()) * block_bytes;
+            transfer.what = fmt::format("{} weights, column blocks {}..{} of part {} k part {}", weight.parameter,
+                                        own.begin, own.end, n, k);
+            if (!transfer.destination_tiles.empty()) lir_.transfers.push_back(std::move(transfer));
+          }
+          add_gemm_task(index, tile, weights, own.begin, own.size(), m, k);
+          add_gemm_task(index, tile, gathered, 0, own.begin, m, k);
+          add_gemm_task(index, tile, gathered.plus(static_cast<std::uint32_t>(own.end) * block_bytes), own.end,
+                        blocks - own.end, m, k);
         }
   }
 

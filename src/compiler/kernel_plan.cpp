@@ -51,10 +51,11 @@ void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
     for (std::int64_t block = first; block < last; ++block) {
       std::uint32_t column_block = static_cast<std::uint32_t>(block / panels);
       std::uint32_t panel = static_cast<std::uint32_t>(block % panels);
+      const std::uint32_t output_block = static_cast<std::uint32_t>(task.first_column_block) + column_block;
       words.push_back(ArgumentWord::value(column_block * weight_block));
       words.push_back(ArgumentWord::value(panel * activation_row));
       words.push_back(ArgumentWord::value(
-          (column_block * static_cast<std::uint32_t>(kPanelRows) * output_panels + panel) * output_row));
+          (output_block * static_cast<std::uint32_t>(kPanelRows) * output_panels + panel) * output_row));
       words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.k_steps)));
     }
     task.worker_arguments.push_back(std::move(words));

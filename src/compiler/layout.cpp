@@ -56,6 +56,10 @@ std::int64_t Layout::widest() const {
   return most;
 }
 
+bool moves_whole_columns(const Layout& from, int from_block, const Layout& to, int to_block, Range rows) {
+  return from.piece_panels == to.piece_panels && rows == from.block_rows(from_block) && rows == to.block_rows(to_block);
+}
+
 Layout column_layout(std::int64_t chunk_panels, std::vector<Range> cols, const std::vector<std::vector<int>>& tiles) {
   TILEC_CHECK(cols.size() == tiles.size(), "column_layout needs one tile list per column part");
   Layout layout;
@@ -64,6 +68,12 @@ Layout column_layout(std::int64_t chunk_panels, std::vector<Range> cols, const s
   for (const std::vector<int>& block : tiles) layout.add_block(block);
   layout.piece_panels = chunk_panels;
   return layout;
+}
+
+Range GemmGrid::weight_piece(int m, int n) const {
+  const std::int64_t blocks = (columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
+  if (!weights_moved) return Range{0, blocks};
+  return balanced_split(blocks, row_parts, 1)[static_cast<std::size_t>(m)];
 }
 
 std::int64_t GroupPlan::max_chunk_rows() const {

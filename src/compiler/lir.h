@@ -29,6 +29,7 @@ enum class BufferKind : std::uint8_t {
   Partial,        // GEMM partial sums
   ReceiveSlots,   // partial sums arriving from other K parts
   Weight,         // GEMM weight panels (resident)
+  GatheredWeight, // a GEMM's weight block gathered from its row parts' pieces
   Bias,           // bias vectors, one word per column
   ChunkRecord,    // host inputs and outputs, one record per chunk
   IterationRecord,  // weights and biases of a repeat, one record per iteration
@@ -111,7 +112,10 @@ struct Task {
   Place activation;
   Place output;
   std::int64_t k_steps = 0;
-  std::int64_t column_blocks = 0;  // 16-column blocks
+  // The 16-column blocks [first_column_block, + column_blocks) of the
+  // tile's output; `weights` is where the first one's weights start.
+  std::int64_t first_column_block = 0;
+  std::int64_t column_blocks = 0;
   std::int64_t panels = 0;         // 16-row panels of the tile's rows (the rest of its pieces is padding)
   // Combine: inputs summed, then the op's epilogue; `columns` columns of
   // `column_elements` elements (panels x 16) each.

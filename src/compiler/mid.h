@@ -87,6 +87,12 @@ struct Layout {
   std::int64_t widest() const;
 };
 
+// Whether rows `rows` of block `from_block` of `from` land in block
+// `to_block` of `to` as whole columns: both blocks' rows, with pieces of
+// one panel count, so each column moves with its padding as one run and
+// the columns follow one another. Otherwise each column is a run of its own.
+bool moves_whole_columns(const Layout& from, int from_block, const Layout& to, int to_block, Range rows);
+
 // One row part covering the chunk's `chunk_panels` panels, column parts
 // `cols`, part c on the tiles `tiles[c]`: the layouts of plans that split
 // no rows.
@@ -134,6 +140,12 @@ struct GemmGrid {
   std::vector<Range> columns;  // per column part
   std::vector<Range> ks;       // per K part
   std::int64_t piece_panels = 0;  // the largest row part, in panels
+  // Each (n, k) weight block stored in pieces of 16-column blocks, piece m
+  // on the tile of row part m, and gathered before the GEMM.
+  bool weights_moved = false;
+  // The 16-column blocks of column part n whose weights row part m stores
+  // when weights move (all of them otherwise).
+  Range weight_piece(int m, int n) const;
   // Group tile that computes (row part m, column part n, K part k).
   int tile(int m, int n, int k) const { return (m * k_parts + k) * column_parts + n; }
   int tiles() const { return row_parts * column_parts * k_parts; }

@@ -20,10 +20,11 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
 // Layouts seen by the search, deduplicated so that states compare by id,
-// with the rearrange costs between them remembered. A layout that splits
-// no rows also has the id of its columns alone (one panel of rows): moving
-// between two such layouts costs in proportion to the rows, so chunk sizes
-// share one computation.
+// with the rearrange costs between them remembered. Every layout also has
+// the id of its form with each row part one panel high: moving between two
+// layouts of the same row parts costs in proportion to the panels of a
+// part (every row part has the same columns and tiles pattern), so chunk
+// sizes share one computation.
 class LayoutTable {
  public:
   int id(const Layout& layout) {
@@ -31,9 +32,10 @@ class LayoutTable {
     for (int candidate : by_hash_[key])
       if (layouts_[static_cast<std::size_t>(candidate)] == layout) return candidate;
     int columns_only = -1;
-    if (layout.row_parts() == 1 && layout.piece_panels != 1) {
+    if (layout.piece_panels != 1) {
       Layout one_panel = layout;
-      one_panel.rows = {Range{0, kPanelRows}};
+      for (int part = 0; part < layout.row_parts(); ++part)
+        one_panel.rows[static_cast<std::size_t>(part)] = Range{part * kPanelRows, (part + 1) * kPanelRows};
       one_panel.piece_panels = 1;
       columns_only = id(one_panel);
     }
@@ -129,8 +131,9 @@ void insert_label(std::vector<Label>& front, Label label) {
 
 // A candidate's layouts as ids of the search's table.
 struct CandidateLayouts {
-  int input;
-  int output;
+  bool considered = false;  // kept for this chunk size (see keep_candidates)
+  int input = -1;
+  int output = -1;
   std::vector<int> stored_once;  // the input bound from the host, per spread (kInputSpreads)
 };
 
@@ -181,11 +184,29 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   const std::int64_t panels = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts));
   const std::int64_t rows = panels * kPanelRows;
   std::int64_t panel_columns = round_up(candidate.max_columns, kPanelRows);
-  std::int64_t blocks = panel_columns / kPanelRows * panels;
+  const std::int64_t column_blocks = panel_columns / kPanelRows;
   std::int64_t k_steps = candidate.max_ks;
   const std::uint32_t partial_bytes = element_bytes(candidate.partial_type);
-  label.cycles += repeat * gemm_tile_cycles(blocks, k_steps, input_storage.element,
-                                            candidate.partial_type == ElementType::F32);
+  const bool drain_f32 = candidate.partial_type == ElementType::F32;
+  std::int64_t gathered_bytes = 0;  // the gathered weights' buffer
+  if (!candidate.weights_moved) {
+    label.cycles += repeat * gemm_tile_cycles(column_blocks * panels, k_steps, input_storage.element, drain_f32);
+  } else {
+    // A tile's own piece, then the gathered blocks before and after it:
+    // up to three kernel runs.
+    const std::int64_t own = ceil_div(column_blocks, candidate.row_parts);
+    const std::int64_t before = (column_blocks - own) / 2, after = column_blocks - own - before;
+    for (std::int64_t part : {own, before, after})
+      label.cycles += repeat * gemm_tile_cycles(part * panels, k_steps, input_storage.element, drain_f32);
+    // The gather: every other row part's piece of the tile's block comes
+    // in (multicast), its own goes out, in the exchange before the GEMM.
+    const std::int64_t piece_bytes =
+        own * kPanelRows * k_steps * storage_bytes(chain.weights[static_cast<std::size_t>(step.weight)].storage);
+    const std::int64_t gathered = piece_bytes * (candidate.row_parts - 1);
+    label.cycles += repeat * exchange_cycles(gathered, piece_bytes, candidate.row_parts - 1, context.options.machine);
+    label.supervisor_bundles += 2 * (candidate.row_parts - 1) + 4;
+    gathered_bytes = gathered + piece_bytes;
+  }
 
   // The reduction: partials of this K part's share come in from the other
   // K parts, plus a second local partial where a block was split between
@@ -208,7 +229,8 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   std::int64_t input_panel = rows * candidate.max_ks * input_bytes;
   std::int64_t partials = rows * panel_columns * partial_bytes + 6 * kPanelRows * kPanelRows * partial_bytes;
   std::int64_t output = rows * round_up(share, 8) * storage_bytes(out_storage);
-  label.activation_peak = std::max(label.activation_peak, input_panel + partials + exchanged + output);
+  label.activation_peak =
+      std::max(label.activation_peak, input_panel + partials + exchanged + output + gathered_bytes);
 
   label.weight_bytes += candidate.weight_bytes;
   for (const EpilogueOp& op : step.epilogue)
@@ -282,6 +304,41 @@ void add_attention(const SearchContext& context, int step_index, int from, int p
   label.supervisor_bundles += 20 * (share / e);
 }
 
+// The candidates of a GEMM step the program weighs at this chunk size:
+// every grid that splits no rows (the plans of whole-row layouts), and of
+// those that split rows, the few cheapest alone (compute, reduction, the
+// gather and receiving the input) and the few that store least.
+constexpr std::size_t kRowSplitCandidates = 4;
+std::vector<int> keep_candidates(const SearchContext& context, int step) {
+  const std::vector<GemmCandidate>& all = context.candidates.by_step.at(step).at(context.group_size);
+  std::vector<int> kept;
+  std::vector<std::pair<double, int>> by_cycles;
+  std::vector<std::pair<std::int64_t, int>> by_bytes;
+  const Step& gemm = context.chain.steps[static_cast<std::size_t>(step)];
+  const std::uint32_t input_bytes = storage_bytes(context.chain.activations[static_cast<std::size_t>(gemm.input)].storage);
+  for (int c = 0; c < static_cast<int>(all.size()); ++c) {
+    const GemmCandidate& candidate = all[static_cast<std::size_t>(c)];
+    if (candidate.row_parts == 1) {
+      kept.push_back(c);
+      continue;
+    }
+    if (candidate.row_parts > context.chunk_panels) continue;
+    Label alone;
+    add_gemm(context, step, candidate, -1, -1, alone);
+    const std::int64_t rows = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts)) * kPanelRows;
+    alone.cycles += exchange_cycles(rows * candidate.max_ks * input_bytes, 0, 1, context.options.machine);
+    by_cycles.emplace_back(alone.cycles, c);
+    by_bytes.emplace_back(alone.weight_bytes + alone.activation_peak, c);
+  }
+  std::sort(by_cycles.begin(), by_cycles.end());
+  std::sort(by_bytes.begin(), by_bytes.end());
+  for (std::size_t i = 0; i < by_cycles.size() && i < kRowSplitCandidates; ++i) kept.push_back(by_cycles[i].second);
+  for (std::size_t i = 0; i < by_bytes.size() && i < kRowSplitCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
 // Layouts (ids) a repeat's carried value may take inside the loop: the
 // output layouts of the region's last step, or where it is now.
 std::vector<int> entry_layouts(const SearchContext& context, int current) {
@@ -289,7 +346,8 @@ std::vector<int> entry_layouts(const SearchContext& context, int current) {
   const Chain& chain = context.chain;
   const Step& last = chain.steps[chain.repeat->last_step];
   if (last.kind == StepKind::Gemm)
-    for (const CandidateLayouts& ids : context.candidate_layouts.at(chain.repeat->last_step)) layouts.push_back(ids.output);
+    for (const CandidateLayouts& ids : context.candidate_layouts.at(chain.repeat->last_step))
+      if (ids.considered) layouts.push_back(ids.output);
   return layouts;
 }
 
@@ -318,12 +376,13 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
         if (step.kind == StepKind::Gemm) {
           const auto& options = context.candidates.by_step.at(index).at(context.group_size);
           for (int c = 0; c < static_cast<int>(options.size()); ++c) {
+            const CandidateLayouts& ids = context.candidate_layouts.at(index)[static_cast<std::size_t>(c)];
+            if (!ids.considered) continue;
             const GemmCandidate& candidate = options[c];
             Label grown = label;
             grown.choice[index] = c;
             // An undecided host input is bound straight into the stored-once
             // form of the layout this step reads.
-            const CandidateLayouts& ids = context.candidate_layouts.at(index)[static_cast<std::size_t>(c)];
             if (current >= 0) {
               add_gemm(context, index, candidate, current, ids.input, grown);
               continue_with(ids.output, entry, std::move(grown));
@@ -450,16 +509,19 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
       previous_panels = chunk_panels;
       bool fits = false;
       std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
-      for (const auto& [step, by_size] : candidates.by_step)
-        for (const GemmCandidate& candidate : by_size.at(group_size)) {
-          const GemmGrid grid = gemm_grid(candidate, chunk_panels);
-          const Layout input = gemm_input_layout(grid);
-          CandidateLayouts ids{layouts.id(input), layouts.id(gemm_output_layout(grid)), {}};
-          for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(input, spread)));
-          candidate_layouts[step].push_back(std::move(ids));
-        }
       SearchContext context{layouts, candidate_layouts, chain, candidates, options,
                             group_size, chunk_panels, chunks, iterations};
+      for (const auto& [step, by_size] : candidates.by_step) {
+        std::vector<CandidateLayouts>& list = candidate_layouts[step];
+        list.resize(by_size.at(group_size).size());
+        for (int c : keep_candidates(context, step)) {
+          const GemmGrid grid = gemm_grid(by_size.at(group_size)[static_cast<std::size_t>(c)], chunk_panels);
+          const Layout input = gemm_input_layout(grid);
+          CandidateLayouts& ids = list[static_cast<std::size_t>(c)];
+          ids = CandidateLayouts{true, layouts.id(input), layouts.id(gemm_output_layout(grid)), {}};
+          for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(input, spread)));
+        }
+      }
       for (Label& label : run_program(context, layouts)) {
         ++search.plans_considered;
         PlanChoice choice;

@@ -141,21 +141,24 @@ class Binder {
     package::Binding& binding = binding_for(bindings, weight.parameter);
     const std::uint32_t element = element_bytes(weight.storage.element);
     const bool leading = weight.per_iteration;
+    // Each tile of block (m, n, k) stores its piece of the (n, k) weights:
+    // all of them unless weights move.
     for (int group = 0; group < groups_.groups; ++group)
       for (int m = 0; m < op.grid.row_parts; ++m)
-      for (int n = 0; n < op.grid.column_parts; ++n)
-        for (int k = 0; k < op.grid.k_parts; ++k) {
+        for (int n = 0; n < op.grid.column_parts; ++n)
+          for (int k = 0; k < op.grid.k_parts; ++k) {
           const Range columns = op.grid.columns[static_cast<std::size_t>(n)];
           const Range ks = op.grid.ks[static_cast<std::size_t>(k)];
+          const Range stored = op.grid.weight_piece(m, n);
           const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, op.grid.tile(m, n, k)));
           for (int iteration = 0; iteration < iterations(place); ++iteration)
-            for (std::int64_t block = 0; block * kPanelRows < columns.size(); ++block) {
+            for (std::int64_t block = stored.begin; block < stored.end; ++block) {
               std::int64_t first = columns.begin + block * kPanelRows;
               std::int64_t width = std::min<std::int64_t>(kPanelRows, columns.end - first);
               Piece piece;
               piece.tile = tile;
               piece.address = address_of(lir_, place, 0, iteration) +
-                              static_cast<std::uint32_t>(block * ks.size() * kPanelRows) * element;
+                              static_cast<std::uint32_t>((block - stored.begin) * ks.size() * kPanelRows) * element;
               if (leading) {
                 piece.start.push_back(iteration);
                 piece.size.push_back(1);
@@ -245,7 +248,8 @@ class Binder {
 
 package::RegionKind region_kind(BufferKind kind) {
   switch (kind) {
-    case BufferKind::ReceiveSlots: return package::RegionKind::ExchangeBuffer;
+    case BufferKind::ReceiveSlots:
+    case BufferKind::GatheredWeight: return package::RegionKind::ExchangeBuffer;
     case BufferKind::Partial:
     case BufferKind::Scratch: return package::RegionKind::Scratch;
     default: return package::RegionKind::Tensor;
