@@ -11,7 +11,8 @@
 // and patched into argument blocks before `run`.
 //
 // Supervisor registers: $m1-$m4 scratch, $m5 kernel entry, $m6 argument
-// block, $m11 iteration offset, $m12 chunk offset, $m13 iterations left,
+// block, $m7 and $m8 an exchange pattern's run and stride (xpat before a
+// patterned send or recv), $m11 iteration offset, $m12 chunk offset, $m13 iterations left,
 // $m14 chunks left.
 //
 // size_tile_code emits every program once with storage still unplaced
