@@ -43,7 +43,8 @@ void merge_copies(Lir& lir) {
       }
       // Consecutive bytes from one tile to the same tiles: one transfer
       // (contiguous ones only: patterned bytes need not continue a pattern).
-      bool continues = contiguous(last) && contiguous(transfer) && last.phase == transfer.phase && last.source_tile == transfer.source_tile &&
+      bool continues = contiguous(last) && contiguous(transfer) && last.phase == transfer.phase &&
+                       last.source_tile == transfer.source_tile &&
                        last.destination_tiles == transfer.destination_tiles &&
                        same_stride(last.source, transfer.source) &&
                        last.source.offset + last.bytes == transfer.source.offset &&

@@ -17,7 +17,8 @@ using isa::Instruction;
 using isa::Opcode;
 
 constexpr int kScratchAddress = 1, kScratchLength = 2, kScratchPeer = 3, kScratchBlock = 4;
-constexpr int kEntry = 5, kBlock = 6, kPatternRun = 7, kPatternStride = 8, kIteration = 11, kChunk = 12, kIterationsLeft = 13, kChunksLeft = 14;
+constexpr int kEntry = 5, kBlock = 6, kPatternRun = 7, kPatternStride = 8;
+constexpr int kIteration = 11, kChunk = 12, kIterationsLeft = 13, kChunksLeft = 14;
 
 Instruction make(Opcode opcode, std::initializer_list<std::int32_t> operands) {
   Instruction instruction{opcode, {}};

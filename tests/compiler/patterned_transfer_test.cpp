@@ -186,9 +186,8 @@ TEST(PatternedTransfers, LoweringCountsWhatTheScheduleCounted) {
     }
     const std::vector<isa::Instruction>& code = lowered.exchange[0][tile];
     EXPECT_EQ(static_cast<int>(code.size()), counted) << "tile " << tile;
-    EXPECT_EQ(std::count_if(code.begin(), code.end(), [](const isa::Instruction& i) { return i.opcode == Opcode::Xpat; }),
-              patterned)
-        << "tile " << tile;
+    auto is_xpat = [](const isa::Instruction& instruction) { return instruction.opcode == Opcode::Xpat; };
+    EXPECT_EQ(std::count_if(code.begin(), code.end(), is_xpat), patterned) << "tile " << tile;
   }
   // Tile 4 (group 1's tile 1): two contiguous receives, a patterned one,
   // then a patterned send that keeps the run register and sets the stride.
@@ -225,7 +224,9 @@ TEST(PatternedTransfers, LandExactlyAndSendAtTheirPlannedCycles) {
   for (std::uint32_t tile = 0; tile < machine.tiles; ++tile) {
     package::TileImage image;
     image.entry = lowered.map.code_address;
-    auto bytes = [](std::vector<std::uint8_t> data) { return std::make_shared<const std::vector<std::uint8_t>>(std::move(data)); };
+    auto bytes = [](std::vector<std::uint8_t> data) {
+      return std::make_shared<const std::vector<std::uint8_t>>(std::move(data));
+    };
     image.segments.push_back({".text", lowered.map.code_address, bytes(lowered.programs[tile].code), true});
     image.segments.push_back({".a", kAddressA, bytes(initial_bytes(tile, kA, kColumns * kRowsA)), false});
     image.segments.push_back({".c", kAddressC, bytes(initial_bytes(tile, kC, kColumns * kRowsC)), false});

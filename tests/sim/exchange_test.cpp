@@ -265,7 +265,8 @@ TEST(Exchange, BothEndsPatternedIndependently) {
   tiles.codes[1].main(Opcode::Xdone);
   tiles.codes[1].main(Opcode::Halt);
   Outcome outcome = run_tiles(tiles, 2, 16);
-  EXPECT_EQ(outcome.buffers[1], (std::vector<std::uint32_t>{100, 101, 106, 0, 0, 107, 112, 113, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(outcome.buffers[1],
+            (std::vector<std::uint32_t>{100, 101, 106, 0, 0, 107, 112, 113, 0, 0, 0, 0, 0, 0, 0, 0}));
 }
 
 TEST(Exchange, PatternedMulticastMeetsEachReceiversOwnLayout) {
