@@ -83,6 +83,11 @@ std::string place_text(const Lir& lir, const Place& place) {
   return text;
 }
 
+// " [64/256]" for 64-byte runs every 256 bytes; nothing when contiguous.
+std::string pattern_text(const BytePattern& pattern) {
+  return pattern.contiguous() ? "" : fmt::format(" [{}/{}]", pattern.run, pattern.stride);
+}
+
 }  // namespace
 
 std::string dump_chain(const Chain& chain) {
@@ -145,11 +150,12 @@ std::string dump_lir(const Lir& lir) {
     text += "\n";
   }
   for (const Transfer& transfer : lir.transfers) {
-    text += fmt::format("  phase {} send {} {} bytes {} -> ", transfer.phase, transfer.source_tile, transfer.bytes,
-                        place_text(lir, transfer.source));
+    text += fmt::format("  phase {} send {} {} bytes {}{} -> ", transfer.phase, transfer.source_tile, transfer.bytes,
+                        place_text(lir, transfer.source), pattern_text(transfer.source_pattern));
     for (std::size_t i = 0; i < transfer.destination_tiles.size(); ++i)
       text += fmt::format("{}{}", i ? "," : "", transfer.destination_tiles[i]);
-    text += fmt::format(" at {}  ({})\n", place_text(lir, transfer.destination), transfer.what);
+    text += fmt::format(" at {}{}  ({})\n", place_text(lir, transfer.destination),
+                        pattern_text(transfer.destination_pattern), transfer.what);
   }
   for (const Task& task : lir.tasks) {
     const char* kind = task.kind == TaskKind::Gemm        ? "gemm"
@@ -180,13 +186,14 @@ std::string dump_exchanges(const Lir& lir, const ExchangePlan& plan, int tile) {
     for (const ExchangeAction& action : plan.actions[phase][static_cast<std::size_t>(tile)]) {
       const Transfer& transfer = lir.transfers[static_cast<std::size_t>(action.transfer)];
       if (action.kind == ExchangeAction::Kind::Receive)
-        text += fmt::format("    receive {} bytes from tile {}: {}\n", transfer.bytes, action.peer, transfer.what);
+        text += fmt::format("    receive {} bytes{} from tile {}: {}\n", transfer.bytes,
+                            pattern_text(transfer.destination_pattern), action.peer, transfer.what);
       else if (action.peer & kMulticast)
-        text += fmt::format("    send {} bytes to group {} at cycle {}: {}\n", transfer.bytes, action.peer & 0xffffu,
-                            action.start, transfer.what);
+        text += fmt::format("    send {} bytes{} to group {} at cycle {}: {}\n", transfer.bytes,
+                            pattern_text(transfer.source_pattern), action.peer & 0xffffu, action.start, transfer.what);
       else
-        text += fmt::format("    send {} bytes to tile {} at cycle {}: {}\n", transfer.bytes, action.peer, action.start,
-                            transfer.what);
+        text += fmt::format("    send {} bytes{} to tile {} at cycle {}: {}\n", transfer.bytes,
+                            pattern_text(transfer.source_pattern), action.peer, action.start, transfer.what);
     }
   }
   return text;

@@ -184,6 +184,19 @@ int exchange_action_bundles(const ExchangeAction& action, const Transfer& transf
     bundles += set_register_bundles(action.peer);
     registers.peer = action.peer;
   }
+  const BytePattern& pattern = action.kind == ExchangeAction::Kind::Send ? transfer.source_pattern
+                                                                          : transfer.destination_pattern;
+  if (!pattern.contiguous()) {
+    if (registers.run != pattern.run) {
+      bundles += set_register_bundles(pattern.run);
+      registers.run = pattern.run;
+    }
+    if (registers.stride != pattern.stride) {
+      bundles += set_register_bundles(pattern.stride);
+      registers.stride = pattern.stride;
+    }
+    bundles += 1;  // xpat
+  }
   if (action.kind == ExchangeAction::Kind::Send) bundles += 1;  // xwait
   return bundles + 1;                 // the recv or send
 }

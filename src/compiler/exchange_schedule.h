@@ -48,9 +48,14 @@ constexpr std::uint32_t kPhasePrologueBundles = 8;
 struct ExchangeRegisters {
   std::int64_t length = -1;
   std::int64_t peer = -1;
+  std::int64_t run = -1;     // of the last pattern set
+  std::int64_t stride = -1;
 };
 
-// Bundles the supervisor spends on one action, and the registers after it.
+// Bundles the supervisor spends on one action, and the registers after it:
+// the address (and its chunk or iteration offset), the length and the peer
+// when they changed; for a patterned end, its run and stride when they
+// changed and an xpat; a send's xwait; the recv or send.
 int exchange_action_bundles(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers);
 
 struct ExchangePlan {

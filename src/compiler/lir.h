@@ -77,13 +77,26 @@ struct Place {
   bool varies() const { return chunk_stride != 0 || iteration_stride != 0; }
 };
 
+// Where a transfer's bytes sit at one end: contiguous from the place, or
+// (run > 0) bytes / run runs of `run` bytes, run i at place + i * stride
+// (docs/isa.md, xpat: run and stride multiples of 4, stride >= run).
+struct BytePattern {
+  std::uint32_t run = 0;
+  std::uint32_t stride = 0;
+
+  bool contiguous() const { return run == 0; }
+  bool operator==(const BytePattern&) const = default;
+};
+
 struct Transfer {
   int phase = 0;  // superstep whose exchange phase moves it
   int source_tile = 0;                  // group-relative
   std::vector<int> destination_tiles;   // group-relative; more than one = multicast
   Place source;
   Place destination;                    // the same on every destination tile
-  std::uint32_t bytes = 0;
+  std::uint32_t bytes = 0;              // in all, whatever the patterns
+  BytePattern source_pattern;           // how the bytes are read at the source
+  BytePattern destination_pattern;      // how they land on every destination
   std::string what;  // for dumps and errors
 };
 

@@ -3,8 +3,9 @@
 // merge_copies
 //   Needs: transfers from group_exchanges.
 //   Does: merges transfers of one phase that go from one tile to the same
-//   tiles from consecutive source bytes to consecutive destination bytes,
-//   and turns identical sends to different tiles into one multicast.
+//   tiles from consecutive source bytes to consecutive destination bytes
+//   (contiguous transfers only), and turns identical sends to different
+//   tiles (same bytes, same patterns) into one multicast.
 //   Leaves: fewer, larger transfers; nothing else changes.
 //
 // eliminate

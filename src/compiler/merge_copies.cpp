@@ -16,6 +16,8 @@ bool same_stride(const Place& a, const Place& b) {
   return a.buffer == b.buffer && a.chunk_stride == b.chunk_stride && a.iteration_stride == b.iteration_stride;
 }
 
+bool contiguous(const Transfer& t) { return t.source_pattern.contiguous() && t.destination_pattern.contiguous(); }
+
 }  // namespace
 
 void merge_copies(Lir& lir) {
@@ -29,17 +31,20 @@ void merge_copies(Lir& lir) {
       Transfer& last = merged.back();
       bool same_source = last.phase == transfer.phase && last.source_tile == transfer.source_tile &&
                          same_stride(last.source, transfer.source) && last.source.offset == transfer.source.offset &&
-                         last.bytes == transfer.bytes;
+                         last.bytes == transfer.bytes && last.source_pattern == transfer.source_pattern;
       if (same_source && same_stride(last.destination, transfer.destination) &&
-          last.destination.offset == transfer.destination.offset) {
+          last.destination.offset == transfer.destination.offset &&
+          last.destination_pattern == transfer.destination_pattern) {
         for (int tile : transfer.destination_tiles)
           if (std::find(last.destination_tiles.begin(), last.destination_tiles.end(), tile) ==
               last.destination_tiles.end())
             last.destination_tiles.push_back(tile);
         continue;
       }
-      // Consecutive bytes from one tile to the same tiles: one transfer.
-      bool continues = last.phase == transfer.phase && last.source_tile == transfer.source_tile &&
+      // Consecutive bytes from one tile to the same tiles: one transfer
+      // (contiguous ones only: patterned bytes need not continue a pattern).
+      bool continues = contiguous(last) && contiguous(transfer) && last.phase == transfer.phase &&
+                       last.source_tile == transfer.source_tile &&
                        last.destination_tiles == transfer.destination_tiles &&
                        same_stride(last.source, transfer.source) &&
                        last.source.offset + last.bytes == transfer.source.offset &&

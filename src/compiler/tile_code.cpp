@@ -17,7 +17,8 @@ using isa::Instruction;
 using isa::Opcode;
 
 constexpr int kScratchAddress = 1, kScratchLength = 2, kScratchPeer = 3, kScratchBlock = 4;
-constexpr int kEntry = 5, kBlock = 6, kIteration = 11, kChunk = 12, kIterationsLeft = 13, kChunksLeft = 14;
+constexpr int kEntry = 5, kBlock = 6, kPatternRun = 7, kPatternStride = 8;
+constexpr int kIteration = 11, kChunk = 12, kIterationsLeft = 13, kChunksLeft = 14;
 
 Instruction make(Opcode opcode, std::initializer_list<std::int32_t> operands) {
   Instruction instruction{opcode, {}};
@@ -200,6 +201,19 @@ std::vector<Instruction> exchange_instructions(const TileCodeContext& context, i
     if (registers.peer != action.peer) {
       set(kScratchPeer, action.peer);
       registers.peer = action.peer;
+    }
+    const BytePattern& pattern = send ? transfer.source_pattern : transfer.destination_pattern;
+    if (!pattern.contiguous()) {
+      // Before the xwait: the send still issues at its planned cycle.
+      if (registers.run != pattern.run) {
+        set(kPatternRun, pattern.run);
+        registers.run = pattern.run;
+      }
+      if (registers.stride != pattern.stride) {
+        set(kPatternStride, pattern.stride);
+        registers.stride = pattern.stride;
+      }
+      code.push_back(make(Opcode::Xpat, {kPatternRun, kPatternStride}));
     }
     if (send) {
       if (action.start >= (1u << 20))

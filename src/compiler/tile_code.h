@@ -4,15 +4,17 @@
 // The supervisor program of a tile runs the chunk body `chunks` times (a
 // loop) and the repeat region `count` times inside it (a loop). Every phase
 // is: the tile's exchange actions (receives armed, then sends, each after an
-// xwait to its planned cycle), xdone, then each task: its workers started
-// with `run` on their argument blocks, and wsync; phases are separated by
-// sync. Addresses that move with the chunk ($m12 = chunk * record size) or
-// the iteration ($m11 = iteration * record size) are computed at run time
-// and patched into argument blocks before `run`.
+// xwait to its planned cycle; an xpat before a patterned one), xdone, then
+// each task: its workers started with `run` on their argument blocks, and
+// wsync; phases are separated by sync. Addresses that move with the chunk
+// ($m12 = chunk * record size) or the iteration ($m11 = iteration * record
+// size) are computed at run time and patched into argument blocks before
+// `run`.
 //
 // Supervisor registers: $m1-$m4 scratch, $m5 kernel entry, $m6 argument
-// block, $m11 iteration offset, $m12 chunk offset, $m13 iterations left,
-// $m14 chunks left.
+// block, $m7 and $m8 an exchange pattern's run and stride (xpat before a
+// patterned send or recv), $m11 iteration offset, $m12 chunk offset, $m13
+// iterations left, $m14 chunks left.
 //
 // size_tile_code emits every program once with storage still unplaced
 // (every address encodes in the same number of bundles, so sizes are

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <map>
 #include <unordered_set>
@@ -142,8 +143,14 @@ std::string disassemble(std::span<const std::uint8_t> bytes, std::uint32_t base,
       const std::uint32_t address = static_cast<std::uint32_t>(base + at);
       print_labels(out, labels, address);
       const std::uint64_t bits = std::uint64_t{read_word(bytes, at)} | std::uint64_t{read_word(bytes, at + 4)} << 32;
-      if (std::optional<Bundle> bundle = decode_bundle(bits))
+      std::optional<Bundle> bundle = decode_bundle(bits);
+      // A bundle writing one $a register twice decodes but does not assemble.
+      const std::uint32_t clash = bundle ? written_a_registers(bundle->main) & written_a_registers(bundle->flt) : 0;
+      if (bundle && !clash)
         out += "    " + bundle_with_labels(*bundle, address, labels) + "\n";
+      else if (bundle)
+        out += fmt::format("    .word {:#010x}, {:#010x}  # both instructions write $a{}\n", read_word(bytes, at),
+                           read_word(bytes, at + 4), std::countr_zero(clash));
       else
         out += fmt::format("    .word {:#010x}, {:#010x}  # undecodable bundle\n", read_word(bytes, at),
                            read_word(bytes, at + 4));

@@ -1,6 +1,8 @@
 // The disassembler: machine code back to assembly text that the assembler
 // reads back to the same bytes. Symbols become labels and name branch
-// targets; a bundle that does not decode is shown as `.word` with a comment.
+// targets; a bundle that does not decode, or whose two instructions write
+// one $a register (which the assembler rejects), is shown as `.word` with a
+// comment.
 #pragma once
 
 #include "isa/linker.h"

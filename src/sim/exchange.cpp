@@ -122,8 +122,19 @@ std::optional<ExchangeFault> deliver(std::vector<TileState>& tiles, std::uint32_
   for (const auto& [delivery, receive] : matched) {
     const TileState& source = tiles[delivery->source];
     const SendRecord& send = source.sends[delivery->send];
-    std::memcpy(tile.at(receive->address), source.payload.data() + send.payload_offset, send.bytes);
-    tile.wrote(receive->address, send.bytes);
+    const std::uint8_t* bytes = source.payload.data() + send.payload_offset;
+    const ExchangePattern& pattern = receive->pattern;
+    if (pattern.contiguous()) {
+      std::memcpy(tile.at(receive->address), bytes, send.bytes);
+      tile.wrote(receive->address, send.bytes);
+    } else {
+      // Scattered: the wire's bytes in order, run by run.
+      for (std::uint32_t run = 0; run < send.bytes / pattern.run; ++run) {
+        const std::uint32_t address = receive->address + run * pattern.stride;
+        std::memcpy(tile.at(address), bytes + std::size_t{run} * pattern.run, pattern.run);
+        tile.wrote(address, pattern.run);
+      }
+    }
     tile.stats.bytes_received += send.bytes;
     tile.landed = std::max(tile.landed, delivery->last() + 1);
   }

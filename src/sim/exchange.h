@@ -3,7 +3,8 @@
 // sends (with their bytes, read at issue) and armed receives. Resolution
 // works out when each word arrives, checks that no receiver hears two
 // words in one cycle, matches each source's sends to the receives armed for
-// it in order, writes the data into the receivers' memory and notes, per
+// it in order, writes the data into the receivers' memory (run by run
+// under a receive's pattern) and notes, per
 // tile, the cycle after its last word landed (TileState::landed).
 #pragma once
 

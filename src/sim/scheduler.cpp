@@ -207,6 +207,7 @@ void reset_tile(TileState& tile, std::uint64_t watchdog_cycles) {
   tile.stop_cycle = 0;
   tile.stop_pc = 0;
   tile.arrival = 0;
+  tile.pattern = ExchangePattern{};
   tile.sends.clear();
   tile.recvs.clear();
   tile.payload.clear();

@@ -14,6 +14,7 @@
 #include "sim/exec.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace tilec::sim::semantics {
 
@@ -251,25 +252,57 @@ SEMANTICS(Getcount) { x.m(0) = static_cast<std::uint32_t>(x.cycle); }
 SEMANTICS(Gettile) { x.m(0) = x.tile.index; }
 
 // ---- exchange ----
-// Checks that [address, address + bytes) is whole words of the tile's memory.
+// Checks that the bytes a send or receive moves are whole words of the
+// tile's memory: [address, address + bytes), or under a pattern every run
+// [address + i * stride, + run) for i < bytes / run.
 template <typename X>
-inline void check_exchange_buffer(X& x, const char* what, std::uint32_t address,
-                                  std::uint32_t bytes) {
+inline void check_exchange_buffer(X& x, const char* what, std::uint32_t address, std::uint32_t bytes,
+                                  const ExchangePattern& pattern) {
   const SimConfig& config = *x.tile.config;
   if (bytes % 4) x.fault("{} of {} bytes: the length must be a multiple of 4", what, bytes);
+  if (!pattern.contiguous() && bytes % pattern.run)
+    x.fault("{} of {} bytes under a pattern of {}-byte runs: the length must be a whole number of runs",
+            what, bytes, pattern.run);
   if (bytes == 0) return;
-  if (bytes > config.memory_bytes || address - config.memory_begin > config.memory_bytes - bytes)
-    x.fault("{} buffer {:#x}..{:#x} lies outside the tile's memory ({:#x}-{:#x})", what, address,
-            std::uint64_t{address} + bytes, config.memory_begin,
-            config.memory_begin + config.memory_bytes);
+  const std::uint64_t end = std::uint64_t{config.memory_begin} + config.memory_bytes;
+  if (pattern.contiguous()) {
+    if (address < config.memory_begin || address + std::uint64_t{bytes} > end)
+      x.fault("{} buffer {:#x}..{:#x} lies outside the tile's memory ({:#x}-{:#x})", what, address,
+              std::uint64_t{address} + bytes, config.memory_begin, end);
+  } else {
+    // Runs ascend: the first outside memory is run 0 or the first past the end.
+    const std::uint32_t runs = bytes / pattern.run;
+    std::uint64_t outside = runs;
+    if (address < config.memory_begin || address + std::uint64_t{pattern.run} > end)
+      outside = 0;
+    else if (address + std::uint64_t{runs - 1} * pattern.stride + pattern.run > end)
+      outside = (end - pattern.run - address) / pattern.stride + 1;
+    if (outside < runs) {
+      const std::uint64_t first = address + outside * pattern.stride;
+      x.fault("{} run {} of {} at {:#x}..{:#x} ({}-byte runs every {} bytes) lies outside the tile's memory "
+              "({:#x}-{:#x})",
+              what, outside, runs, first, first + pattern.run, pattern.run, pattern.stride, config.memory_begin,
+              end);
+    }
+  }
+  // Runs and strides are whole words, so an aligned start aligns every run.
   if (address % 4) x.fault("misaligned {} buffer at {:#x} (exchange moves 32-bit words)", what, address);
+}
+
+SEMANTICS(Xpat) {
+  std::uint32_t run = x.m(0), stride = x.m(1);
+  if (run == 0 || run % 4) x.fault("pattern run of {} bytes: a run must be a positive multiple of 4", run);
+  if (stride % 4) x.fault("pattern stride of {} bytes: the stride must be a multiple of 4", stride);
+  if (stride < run) x.fault("pattern stride of {} bytes is shorter than its {}-byte run", stride, run);
+  x.tile.pattern = ExchangePattern{run, stride};
 }
 
 SEMANTICS(Send) {
   TileState& tile = x.tile;
   if (tile.phase == Phase::Compute) x.fault("send in a compute phase (after this superstep's xdone)");
   std::uint32_t address = x.m(0), bytes = x.m(1), destination = x.m(2);
-  check_exchange_buffer(x, "send", address, bytes);
+  const ExchangePattern pattern = std::exchange(tile.pattern, ExchangePattern{});
+  check_exchange_buffer(x, "send", address, bytes, pattern);
   if (destination >> 31) {
     std::uint32_t group = destination & 0xffffu;
     if (group >= tile.config->exchange_groups)
@@ -280,7 +313,15 @@ SEMANTICS(Send) {
   }
   if (bytes == 0) return;
   auto offset = static_cast<std::uint32_t>(tile.payload.size());
-  tile.payload.insert(tile.payload.end(), tile.at(address), tile.at(address) + bytes);
+  if (pattern.contiguous()) {
+    tile.payload.insert(tile.payload.end(), tile.at(address), tile.at(address) + bytes);
+  } else {
+    // Gathered: the wire carries the runs back to back.
+    for (std::uint32_t run = 0; run < bytes / pattern.run; ++run) {
+      const std::uint8_t* from = tile.at(address + run * pattern.stride);
+      tile.payload.insert(tile.payload.end(), from, from + pattern.run);
+    }
+  }
   tile.sends.push_back(SendRecord{x.pc, x.cycle, destination, bytes, offset});
   tile.stats.bytes_sent += bytes;
   // One word leaves each cycle; the supervisor waits until the last has left.
@@ -294,11 +335,12 @@ SEMANTICS(Recv) {
   TileState& tile = x.tile;
   if (tile.phase == Phase::Compute) x.fault("recv in a compute phase (after this superstep's xdone)");
   std::uint32_t address = x.m(0), bytes = x.m(1), source = x.m(2);
-  check_exchange_buffer(x, "receive", address, bytes);
+  const ExchangePattern pattern = std::exchange(tile.pattern, ExchangePattern{});
+  check_exchange_buffer(x, "receive", address, bytes, pattern);
   if (source >= tile.config->tiles)
     x.fault("receive from tile {}, outside 0..{}", source, tile.config->tiles - 1);
   if (bytes == 0) return;
-  tile.recvs.push_back(RecvRecord{x.pc, x.cycle, source, address, bytes});
+  tile.recvs.push_back(RecvRecord{x.pc, x.cycle, source, address, bytes, pattern});
 }
 
 SEMANTICS(Xwait) { x.stall_until = x.tile.release + x.uimm(0); }

@@ -65,6 +65,15 @@ enum class Stop : std::uint8_t {
 // What the supervisor waits for besides time.
 enum class SupervisorWait : std::uint8_t { None, Workers, SyncWorkers };
 
+// The byte pattern xpat sets for a tile's next send or recv: `run`-byte
+// runs every `stride` bytes; run 0 = contiguous.
+struct ExchangePattern {
+  std::uint32_t run = 0;
+  std::uint32_t stride = 0;
+
+  bool contiguous() const { return run == 0; }
+};
+
 struct SendRecord {
   std::uint32_t pc = 0;
   std::uint64_t cycle = 0;        // issue cycle: word i leaves at cycle + i
@@ -79,6 +88,7 @@ struct RecvRecord {
   std::uint32_t source = 0;
   std::uint32_t address = 0;
   std::uint32_t bytes = 0;
+  ExchangePattern pattern;  // where the bytes land: runs from `address`
 };
 
 // A kernel label found for a worker entry: symbols by address.
@@ -113,6 +123,8 @@ struct TileState {
   std::string stop_bundle;  // its text, for faults raised after the tile stopped
   std::uint64_t arrival = 0;  // at a sync: when every condition of the sync held
 
+  // Set by xpat, taken by the next send or recv (it may wait across syncs).
+  ExchangePattern pattern;
   // This superstep's exchange.
   std::vector<SendRecord> sends;
   std::vector<RecvRecord> recvs;

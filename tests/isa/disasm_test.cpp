@@ -5,6 +5,7 @@
 #include "isa/instruction_sampler.h"
 #include "isa/linker.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace tilec::isa {
@@ -46,6 +47,18 @@ TEST(Disassembler, UndecodableBundlesAreWords) {
   const auto bytes = bytes_of({0x00000054, 0x00000080, 0x00000000, 0x00000080, 0xdeadbeef});
   const std::string text = disassemble(bytes, 0x4C000, true);
   EXPECT_EQ(text, "    halt\n    .word 0x00000000, 0x00000080  # undecodable bundle\n    .word 0xdeadbeef\n");
+  Object again = assemble_text(".text\n" + text);
+  EXPECT_EQ(again.sections[0].bytes, bytes);
+}
+
+TEST(Disassembler, BundleWritingOneRegisterTwiceIsWords) {
+  // It decodes (the simulator lets the main slot win) but does not assemble.
+  const Bundle bundle{Instruction{Opcode::Ld32, {4, 1, 0}}, Instruction{Opcode::F32v4zero, {4}}};
+  const std::uint64_t bits = encode_bundle(bundle);
+  const auto low = static_cast<std::uint32_t>(bits), high = static_cast<std::uint32_t>(bits >> 32);
+  const auto bytes = bytes_of({low, high});
+  const std::string text = disassemble(bytes, 0x4C000, true);
+  EXPECT_EQ(text, fmt::format("    .word {:#010x}, {:#010x}  # both instructions write $a4\n", low, high));
   Object again = assemble_text(".text\n" + text);
   EXPECT_EQ(again.sections[0].bytes, bytes);
 }

@@ -1,5 +1,5 @@
 // Exchange between tiles: arrival timing, multicast groups, latency over
-// columns, and payloads read at send time.
+// columns, payloads read at send time, and byte patterns (xpat).
 #include "sim_test_support.h"
 
 #include <fmt/format.h>
@@ -25,6 +25,13 @@ void exchange(Code& code, Opcode opcode, std::uint32_t address, std::uint32_t by
   code.set(2, bytes);
   code.set(3, peer);
   code.main(opcode, {1, 2, 3});
+}
+
+// $m7 = run, $m8 = stride, then xpat $m7, $m8 (5 bundles).
+void pattern(Code& code, std::uint32_t run, std::uint32_t stride) {
+  code.set(7, run);
+  code.set(8, stride);
+  code.main(Opcode::Xpat, {7, 8});
 }
 
 // Records the cycle in word `slot` of kStandardData.
@@ -193,6 +200,158 @@ TEST(Exchange, ReceivesFromOneSourceMatchItsSendsInOrder) {
   tiles.codes[1].main(Opcode::Halt);
   Outcome outcome = run_tiles(tiles, 2, 6);
   EXPECT_EQ(outcome.buffers[1], (std::vector<std::uint32_t>{52, 53, 54, 55, 50, 51}));
+}
+
+// Words `first`, `first` + 1, ... laid out as runs of `run` words every
+// `stride` words in a buffer of `words` words (zero elsewhere).
+std::vector<std::uint32_t> scattered(std::uint32_t words, std::uint32_t run, std::uint32_t stride,
+                                     std::uint32_t count, std::uint32_t first) {
+  std::vector<std::uint32_t> out(words, 0);
+  for (std::uint32_t i = 0; i < count; ++i) out[i / run * stride + i % run] = first + i;
+  return out;
+}
+
+TEST(Exchange, PatternedSendGathersItsRunsForAContiguousReceive) {
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(16, 100))};
+  pattern(tiles.codes[0], 8, 24);                           // bundles 0..4
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 24, 1);   // send at 66: words 0-1, 6-7, 12-13
+  record_cycle(tiles.codes[0], 0);
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 24, 0);
+  tiles.codes[1].main(Opcode::Xdone);
+  record_cycle(tiles.codes[1], 0);
+  tiles.codes[1].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 2, 16);
+  std::vector<std::uint32_t> expected = {100, 101, 106, 107, 112, 113};
+  expected.resize(16, 0);
+  EXPECT_EQ(outcome.buffers[1], expected);
+  // Timing as for 6 contiguous words: 4 bytes a cycle, the same latency.
+  EXPECT_EQ(outcome.cycles[0][0], 66u + 6);
+  EXPECT_EQ(outcome.cycles[1][0], 66u + 5 + 16 + 1);
+  EXPECT_EQ(outcome.result.tiles[0].bytes_sent, 24u);
+  EXPECT_EQ(outcome.result.tiles[1].bytes_received, 24u);
+}
+
+TEST(Exchange, ContiguousSendScattersIntoAPatternedReceive) {
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(6, 100))};
+  tiles.codes[0].main(Opcode::Xwait, {100});  // after the receive is armed at 66
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 24, 1);
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  pattern(tiles.codes[1], 8, 24);
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 24, 0);
+  tiles.codes[1].main(Opcode::Xdone);
+  tiles.codes[1].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 2, 16);
+  EXPECT_EQ(outcome.buffers[1], scattered(16, 2, 6, 6, 100));
+}
+
+TEST(Exchange, BothEndsPatternedIndependently) {
+  // Three 2-word runs every 6 words leave; two 3-word runs every 5 words land.
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(16, 100))};
+  pattern(tiles.codes[0], 8, 24);
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 24, 1);
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  pattern(tiles.codes[1], 12, 20);
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 24, 0);
+  tiles.codes[1].main(Opcode::Xdone);
+  tiles.codes[1].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 2, 16);
+  EXPECT_EQ(outcome.buffers[1],
+            (std::vector<std::uint32_t>{100, 101, 106, 0, 0, 107, 112, 113, 0, 0, 0, 0, 0, 0, 0, 0}));
+}
+
+TEST(Exchange, PatternedMulticastMeetsEachReceiversOwnLayout) {
+  Tiles tiles;
+  tiles.codes.resize(3);
+  tiles.groups = {{1, 2}};
+  tiles.buffers = {as_bytes(counting_words(16, 100))};
+  pattern(tiles.codes[0], 4, 8);                                         // every other word
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 32, kGroupBit | 0);    // words 0, 2, ..., 14
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 32, 0);
+  pattern(tiles.codes[2], 16, 32);
+  exchange(tiles.codes[2], Opcode::Recv, kBuffer, 32, 0);
+  for (std::uint32_t t : {1u, 2u}) {
+    tiles.codes[t].main(Opcode::Xdone);
+    tiles.codes[t].main(Opcode::Halt);
+  }
+  Outcome outcome = run_tiles(tiles, 3, 16);
+  std::vector<std::uint32_t> evens = {100, 102, 104, 106, 108, 110, 112, 114};
+  std::vector<std::uint32_t> contiguous = evens;
+  contiguous.resize(16, 0);
+  EXPECT_EQ(outcome.buffers[1], contiguous);
+  EXPECT_EQ(outcome.buffers[2], (std::vector<std::uint32_t>{100, 102, 104, 106, 0, 0, 0, 0, 108, 110, 112, 114, 0, 0, 0, 0}));
+  EXPECT_EQ(outcome.result.tiles[0].bytes_sent, 32u);
+}
+
+TEST(Exchange, APatternGoesToTheNextSendOrRecvOnly) {
+  // Tile 0 patterns its receive; its send after it is contiguous again.
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(16, 100)), as_bytes(counting_words(16, 200))};
+  pattern(tiles.codes[0], 8, 16);
+  exchange(tiles.codes[0], Opcode::Recv, kBuffer + 32, 16, 1);  // armed at 66
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 16, 1);       // at 108
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer + 32, 16, 0);  // armed at 36
+  tiles.codes[1].main(Opcode::Xwait, {100});
+  exchange(tiles.codes[1], Opcode::Send, kBuffer, 16, 0);       // at 136
+  tiles.codes[1].main(Opcode::Xdone);
+  tiles.codes[1].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 2, 16);
+  std::vector<std::uint32_t> tile0 = counting_words(16, 100);
+  tile0[8] = 200, tile0[9] = 201, tile0[12] = 202, tile0[13] = 203;
+  EXPECT_EQ(outcome.buffers[0], tile0);
+  std::vector<std::uint32_t> tile1 = counting_words(16, 200);
+  tile1[8] = 100, tile1[9] = 101, tile1[10] = 102, tile1[11] = 103;
+  EXPECT_EQ(outcome.buffers[1], tile1);
+}
+
+TEST(Exchange, APatternWaitsAcrossASyncForItsSend) {
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(16, 100))};
+  pattern(tiles.codes[0], 4, 16);
+  tiles.codes[0].main(Opcode::Sync);
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 16, 1);  // words 0, 4, 8, 12
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  tiles.codes[1].main(Opcode::Sync);
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 16, 0);
+  tiles.codes[1].main(Opcode::Xdone);
+  tiles.codes[1].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 2, 4);
+  EXPECT_EQ(outcome.buffers[1], (std::vector<std::uint32_t>{100, 104, 108, 112}));
+}
+
+TEST(Exchange, APatternedReceiveUsesMemoryUpToItsLastRunOnly) {
+  // Three 8-byte runs every 64 bytes from the start of interleaved memory:
+  // the last byte written is at 0x80000 + 2 * 64 + 8, not 3 * 64.
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(6, 100))};
+  tiles.codes[0].main(Opcode::Xwait, {100});  // after the receive is armed at 66
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 24, 1);
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  pattern(tiles.codes[1], 8, 64);
+  exchange(tiles.codes[1], Opcode::Recv, kInterleavedData, 24, 0);
+  tiles.codes[1].main(Opcode::Xdone);
+  tiles.codes[1].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 2, 1);
+  const std::uint32_t code_bytes = static_cast<std::uint32_t>(tiles.codes[1].size()) * isa::kBundleBytes;
+  EXPECT_EQ(outcome.result.tiles[1].memory_bytes, code_bytes + 2 * 64 + 8);
 }
 
 }  // namespace

@@ -330,6 +330,68 @@ TEST(ExchangeFaults, SendToNoSuchTileOrGroup) {
             "groups");
 }
 
+// $m7 = run, $m8 = stride, xpat at 0x4c020; then `opcode` of `bytes` at
+// `address` (its registers set from 0x4c028, the instruction at 0x4c058).
+Code patterned(std::uint32_t run, std::uint32_t stride, Opcode opcode = Opcode::Nop, std::uint32_t address = 0,
+               std::uint32_t bytes = 0) {
+  Code code;
+  code.set(7, run);
+  code.set(8, stride);
+  code.main(Opcode::Xpat, {7, 8});
+  if (opcode != Opcode::Nop) {
+    code.set(1, address);
+    code.set(2, bytes);
+    code.set(3, 0);
+    code.main(opcode, {1, 2, 3});
+  }
+  code.main(Opcode::Halt);
+  return code;
+}
+
+TEST(ExchangeFaults, PatternRunOrStrideNotWholeWords) {
+  EXPECT_EQ(fault_of(patterned(0, 16)), "tile 0, supervisor, pc 0x4c020 (xpat $m7, $m8): pattern run of 0 bytes: "
+                                        "a run must be a positive multiple of 4");
+  EXPECT_EQ(fault_of(patterned(6, 16)), "tile 0, supervisor, pc 0x4c020 (xpat $m7, $m8): pattern run of 6 bytes: "
+                                        "a run must be a positive multiple of 4");
+  EXPECT_EQ(fault_of(patterned(8, 18)), "tile 0, supervisor, pc 0x4c020 (xpat $m7, $m8): pattern stride of 18 "
+                                        "bytes: the stride must be a multiple of 4");
+}
+
+TEST(ExchangeFaults, PatternStrideShorterThanItsRun) {
+  EXPECT_EQ(fault_of(patterned(8, 4)), "tile 0, supervisor, pc 0x4c020 (xpat $m7, $m8): pattern stride of 4 bytes "
+                                       "is shorter than its 8-byte run");
+}
+
+TEST(ExchangeFaults, PatternedLengthNotAWholeNumberOfRuns) {
+  EXPECT_EQ(fault_of(patterned(8, 16, Opcode::Send, kInterleavedData, 12)),
+            "tile 0, supervisor, pc 0x4c058 (send $m1, $m2, $m3): send of 12 bytes under a pattern of 8-byte runs: "
+            "the length must be a whole number of runs");
+  EXPECT_EQ(fault_of(patterned(8, 16, Opcode::Recv, kInterleavedData, 20)),
+            "tile 0, supervisor, pc 0x4c058 (recv $m1, $m2, $m3): receive of 20 bytes under a pattern of 8-byte "
+            "runs: the length must be a whole number of runs");
+}
+
+TEST(ExchangeFaults, PatternedRunOutsideMemoryOrMisaligned) {
+  // The first run fits; the second starts at the end of memory.
+  EXPECT_EQ(fault_of(patterned(8, 16, Opcode::Send, 0xe7ff0, 16)),
+            "tile 0, supervisor, pc 0x4c058 (send $m1, $m2, $m3): send run 1 of 2 at 0xe8000..0xe8008 (8-byte runs "
+            "every 16 bytes) lies outside the tile's memory (0x4c000-0xe8000)");
+  // The last of three runs straddles the end.
+  EXPECT_EQ(fault_of(patterned(8, 12, Opcode::Recv, 0xe7fe8, 24)),
+            "tile 0, supervisor, pc 0x4c058 (recv $m1, $m2, $m3): receive run 2 of 3 at 0xe8000..0xe8008 (8-byte "
+            "runs every 12 bytes) lies outside the tile's memory (0x4c000-0xe8000)");
+  // A stride that runs off the 32-bit address space.
+  EXPECT_EQ(fault_of(patterned(8, 0x80000000u, Opcode::Recv, kInterleavedData, 24)),
+            "tile 0, supervisor, pc 0x4c058 (recv $m1, $m2, $m3): receive run 1 of 3 at 0x80080000..0x80080008 "
+            "(8-byte runs every 2147483648 bytes) lies outside the tile's memory (0x4c000-0xe8000)");
+  EXPECT_EQ(fault_of(patterned(8, 16, Opcode::Send, 0x1000, 16)),
+            "tile 0, supervisor, pc 0x4c058 (send $m1, $m2, $m3): send run 0 of 2 at 0x1000..0x1008 (8-byte runs "
+            "every 16 bytes) lies outside the tile's memory (0x4c000-0xe8000)");
+  EXPECT_EQ(fault_of(patterned(8, 16, Opcode::Recv, kInterleavedData + 2, 16)),
+            "tile 0, supervisor, pc 0x4c058 (recv $m1, $m2, $m3): misaligned receive buffer at 0x80002 (exchange "
+            "moves 32-bit words)");
+}
+
 TEST(ExchangeFaults, ExchangeInAComputePhase) {
   Code code;
   code.main(Opcode::Xdone);

@@ -71,6 +71,7 @@ start:
     recv $m1, $m2, $mzero
     xwait 1048575
     xdone
+    xpat $m7, $m8
     fnop
     amp.f8 $a8:11, $a6:7, 1, f152, f143
     amp.f16 $a8:11, $a28:31, 3
