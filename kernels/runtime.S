@@ -9,3 +9,5 @@
 .include "layernorm.S"
 .include "softmax.S"
 .include "attention.S"
+.include "row_stats.S"
+.include "row_apply.S"
