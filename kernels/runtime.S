@@ -11,3 +11,4 @@
 .include "attention.S"
 .include "row_stats.S"
 .include "row_apply.S"
+.include "row_merge.S"

@@ -184,18 +184,35 @@ std::int64_t row_apply_worker_bundles(RowKernel kernel, ElementType input, Eleme
   return (layernorm ? 23 : 14) + half_panels * per_half_panel + 1;
 }
 
+std::int64_t row_merge_worker_bundles(RowKernel kernel, std::int64_t quads, std::int64_t slots) {
+  if (quads <= 0) return 3;
+  // Per quad: layernorm 4 bundles a slot for S and Q, 3 for M2, 17 around
+  // them (the quad's place, the division, the stores, the step); softmax 2
+  // for M, 3 for L, 13 around. Set-up: the arguments, 1/N and -N splat
+  // (22), or -inf (10).
+  if (kernel == RowKernel::LayerNorm) return 22 + quads * (7 * slots + 17) + 1;
+  return 10 + quads * (5 * slots + 13) + 1;
+}
+
 namespace {
 
-// 6 x the busiest worker's bundles of a block shared as split_row_block
-// shares it, plus starting the workers.
+// 6 x the busiest worker's bundles, plus the supervisor's two bundles
+// starting each worker (its argument block, `run`) and two after the last
+// exit (`wsync` and the next).
+double split_row_cycles(std::int64_t busiest, std::size_t workers) {
+  return 6.0 * static_cast<double>(busiest) +
+         2.0 * kernel_costs().supervisor_bundle * static_cast<double>(workers + 1);
+}
+
+// A block shared as split_row_block shares it.
 template <typename WorkerBundles>
 double split_row_tile_cycles(std::int64_t panels, std::int64_t columns, int column_ranges,
                              const WorkerBundles& worker_bundles) {
   if (panels <= 0 || columns <= 0) return 0;
+  const std::vector<RowWorkerShare> shares = split_row_block(panels, columns, column_ranges);
   std::int64_t busiest = 0;
-  for (const RowWorkerShare& share : split_row_block(panels, columns, column_ranges))
-    busiest = std::max(busiest, worker_bundles(share.half_panels, share.columns));
-  return 6.0 * static_cast<double>(busiest) + kernel_costs().run_workers;
+  for (const RowWorkerShare& share : shares) busiest = std::max(busiest, worker_bundles(share.half_panels, share.columns));
+  return split_row_cycles(busiest, shares.size());
 }
 
 template <typename TileCycles>
@@ -220,6 +237,15 @@ double row_apply_tile_cycles(RowKernel kernel, ElementType input, ElementType ou
   return split_row_tile_cycles(panels, columns, column_ranges, [&](std::int64_t halves, std::int64_t share) {
     return row_apply_worker_bundles(kernel, input, output, halves, share, slots);
   });
+}
+
+double row_merge_tile_cycles(RowKernel kernel, std::int64_t panels, std::int64_t slots) {
+  if (panels <= 0) return 0;
+  const std::vector<RowQuadShare> shares = split_row_quads(panels);
+  std::int64_t busiest = 0;
+  for (const RowQuadShare& share : shares)
+    busiest = std::max(busiest, row_merge_worker_bundles(kernel, share.quads, slots));
+  return split_row_cycles(busiest, shares.size());
 }
 
 int fastest_row_stats_ranges(RowKernel kernel, ElementType input, std::int64_t panels, std::int64_t columns) {

@@ -92,9 +92,15 @@ std::int64_t row_stats_worker_bundles(RowKernel kernel, ElementType input, std::
                                       std::int64_t columns);
 std::int64_t row_apply_worker_bundles(RowKernel kernel, ElementType input, ElementType output,
                                       std::int64_t half_panels, std::int64_t columns, std::int64_t slots);
+// The merge kernels (kernels/row_merge.S): a worker's bundles for `quads`
+// quads of 4 rows merging `slots` slots into one (3 when quads = 0).
+std::int64_t row_merge_worker_bundles(RowKernel kernel, std::int64_t quads, std::int64_t slots);
+// A tile's cycles merging the slots of a block of `panels` panels, its
+// workers taking quads as split_row_quads gives them.
+double row_merge_tile_cycles(RowKernel kernel, std::int64_t panels, std::int64_t slots);
 // A tile's cycles for a block of `panels` panels x `columns` columns shared
 // as split_row_block(panels, columns, column_ranges) shares it: 6 x the
-// busiest worker's bundles + starting the workers.
+// busiest worker's bundles + 12 per worker started + 12.
 double row_stats_tile_cycles(RowKernel kernel, ElementType input, std::int64_t panels, std::int64_t columns,
                              int column_ranges);
 double row_apply_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,

@@ -150,6 +150,12 @@ std::string KernelLibrary::row(const RowVariant& variant) {
     case RowStage::Apply:
       name = fmt::format("{}_apply_{}_{}", op, element_type_name(variant.input), element_type_name(variant.output));
       break;
+    case RowStage::Merge:
+      TILEC_CHECK(variant.input == ElementType::F32 && variant.output == ElementType::F32,
+                  "{} merge kernel from {} to {} records (they are f32)", op, element_type_name(variant.input),
+                  element_type_name(variant.output));
+      name = fmt::format("{}_merge", op);
+      break;
   }
   rows_.emplace(variant, name);
   return name;
@@ -177,6 +183,17 @@ std::int64_t split_row_range_columns(std::int64_t columns, int column_ranges, in
   return columns * (range + 1) / column_ranges - columns * range / column_ranges;
 }
 
+std::vector<RowQuadShare> split_row_quads(std::int64_t panels) {
+  TILEC_CHECK(panels >= 1, "split-column row block of {} panels", panels);
+  const std::int64_t quads = 4 * panels;
+  std::vector<RowQuadShare> shares;
+  for (std::int64_t worker = 0; worker < kSplitRowWorkers; ++worker) {
+    const std::int64_t first = quads * worker / kSplitRowWorkers, last = quads * (worker + 1) / kSplitRowWorkers;
+    if (first < last) shares.push_back(RowQuadShare{first, last - first});
+  }
+  return shares;
+}
+
 std::string KernelLibrary::attention(const AttentionVariant& variant) {
   auto type_ok = [](ElementType t) { return t == ElementType::F16 || t == ElementType::F32; };
   TILEC_CHECK(type_ok(variant.input) && type_ok(variant.output), "attention kernel from {} to {}",
@@ -199,6 +216,8 @@ std::string KernelLibrary::variant_source() const {
     const char* op = variant.layernorm ? "LAYERNORM" : "SOFTMAX";
     if (variant.stage == RowStage::Statistics)
       text += fmt::format("{}_STATS {}, {}, {}\n", op, name, type(variant.input), half(variant.input));
+    else if (variant.stage == RowStage::Merge)
+      text += fmt::format("{}_MERGE {}\n", op, name);
     else
       text += fmt::format("{}{} {}, {}, {}, {}, {}\n", op, variant.stage == RowStage::Apply ? "_APPLY" : "", name,
                           type(variant.input), type(variant.output), half(variant.input), half(variant.output));

@@ -80,15 +80,15 @@ struct CombineVariant {
 constexpr int kMaxCombineInputs = 8;
 
 // What a row kernel computes: whole rows (kernels/layernorm.S, softmax.S),
-// or one of the two kernels of rows split over several tiles' columns
-// (kernels/row_stats.S, row_apply.S; docs/kernels.md, "Split-column row
-// kernels"): the statistics of a block's rows over its columns, or the
-// combination of every part's statistics and the result over the block's
-// columns.
-enum class RowStage : std::uint8_t { Whole, Statistics, Apply };
+// or one of the kernels of rows split over several tiles' columns
+// (kernels/row_stats.S, row_apply.S, row_merge.S; docs/kernels.md,
+// "Split-column row kernels"): the statistics of a block's rows over its
+// columns, the combination of every part's statistics and the result over
+// the block's columns, or the merge of several slots of statistics into one.
+enum class RowStage : std::uint8_t { Whole, Statistics, Apply, Merge };
 
 // LayerNorm or softmax from one element type to another (FP16 or FP32
-// each; Statistics: the output is F32, the records).
+// each; Statistics: the output is F32, the records; Merge: both F32).
 struct RowVariant {
   bool layernorm = true;
   ElementType input = ElementType::F16;
@@ -113,6 +113,15 @@ struct RowWorkerShare {
 };
 std::vector<RowWorkerShare> split_row_block(std::int64_t panels, std::int64_t columns, int column_ranges);
 std::int64_t split_row_range_columns(std::int64_t columns, int column_ranges, int range);
+
+// How the merge kernels' workers share a block of `panels` panels: by quads
+// of 4 rows, worker w of six taking quads [4P w / 6, 4P (w + 1) / 6)
+// (workers without a quad are left out).
+struct RowQuadShare {
+  std::int64_t first_quad = 0;
+  std::int64_t quads = 0;
+};
+std::vector<RowQuadShare> split_row_quads(std::int64_t panels);
 
 // Bytes of one slot of statistics records for `panels` panels (16 FP32
 // values per half panel: 128 bytes a panel).

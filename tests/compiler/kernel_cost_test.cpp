@@ -188,19 +188,28 @@ TEST(KernelCost, SplitRowWorkersIssueTheModelsBundles) {
           << what << " apply worker " << w;
     const double apply_model = row_apply_tile_cycles(c.kernel, c.input, c.output, c.panels, c.columns, c.slots, c.ranges);
     EXPECT_NEAR(apply_model / static_cast<double>(apply.result.stats.halt_cycle), 1.0, 0.03) << what;
+
+    const testing::MergeRun merge = testing::run_merge(c.kernel, c.panels, some_slots(c.panels, c.slots, 9), 9 * c.slots);
+    for (std::size_t w = 0; w < merge.shares.size(); ++w)
+      EXPECT_EQ(span_bundles(merge.result.worker_cycles[w]),
+                row_merge_worker_bundles(c.kernel, merge.shares[w].quads, c.slots))
+          << what << " merge worker " << w;
+    const double merge_model = row_merge_tile_cycles(c.kernel, c.panels, c.slots);
+    EXPECT_NEAR(merge_model / static_cast<double>(merge.result.stats.halt_cycle), 1.0, 0.03) << what;
   }
 }
 
 TEST(KernelCost, SplitRowWorkersWithoutHalfPanelsExitAtOnce) {
   for (RowKernel kernel : {RowKernel::LayerNorm, RowKernel::Softmax})
-    for (RowStage stage : {RowStage::Statistics, RowStage::Apply}) {
+    for (RowStage stage : {RowStage::Statistics, RowStage::Apply, RowStage::Merge}) {
       const std::string name = testing::split_kernel_name(kernel, stage, ElementType::F16, ElementType::F16);
       KernelRun run{name, {std::vector<std::uint32_t>(13, 0u)}, {}, {}};
       const KernelResult result = testing::split_row_harness().run(run);
       ASSERT_EQ(result.worker_cycles.size(), 1u) << name;
-      const std::int64_t model = stage == RowStage::Statistics
-                                     ? row_stats_worker_bundles(kernel, ElementType::F16, 0, 1)
-                                     : row_apply_worker_bundles(kernel, ElementType::F16, ElementType::F16, 0, 1, 1);
+      const std::int64_t model = stage == RowStage::Statistics ? row_stats_worker_bundles(kernel, ElementType::F16, 0, 1)
+                                 : stage == RowStage::Apply
+                                     ? row_apply_worker_bundles(kernel, ElementType::F16, ElementType::F16, 0, 1, 1)
+                                     : row_merge_worker_bundles(kernel, 0, 1);
       EXPECT_EQ(span_bundles(result.worker_cycles[0]), model) << name;
     }
 }
@@ -246,6 +255,54 @@ TEST(KernelCost, SplitRowKernelsAgainstWholeRows) {
                                  apply.result.stats.halt_cycle, slot_count, apply_ranges,
                                  stats.result.stats.halt_cycle + apply.result.stats.halt_cycle);
       }
+  }
+}
+
+// A row of 1152 columns over 32 tiles of 1 panel x 36 columns (729 x 1152
+// as 46 x 32 tiles), FP16 in and out: the tile's own statistics (1 range,
+// or 3 ranges and a merge of their slots), then the apply kernel on the 32
+// or 96 slots the tiles send against merging them first and applying one
+// slot, each within 3% of the cost model.
+TEST(KernelCost, SplitRowMergeBeforeApply) {
+  const ElementType f16 = ElementType::F16;
+  const std::int64_t panels = 1, columns = 36;
+  std::vector<float> x(static_cast<std::size_t>(16 * panels * columns));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.125f * static_cast<float>(i % 13) - 0.5f;
+  const RowBlock block{&x, columns, panels, 0, columns};
+  const std::vector<float> gamma(static_cast<std::size_t>(columns), 1.5f), beta(gamma.size(), -0.25f);
+  for (RowKernel kernel : {RowKernel::LayerNorm, RowKernel::Softmax}) {
+    const char* name = kernel == RowKernel::LayerNorm ? "layernorm" : "softmax";
+    const SplitRun stats_one = run_statistics(kernel, f16, block, 1);
+    const SplitRun stats_three = run_statistics(kernel, f16, block, 3);
+    const testing::MergeRun own = testing::run_merge(kernel, panels, some_slots(panels, 3, 12), columns);
+    for (const auto& [simulated, model] :
+         {std::pair{stats_one.result.stats.halt_cycle, row_stats_tile_cycles(kernel, f16, panels, columns, 1)},
+          std::pair{stats_three.result.stats.halt_cycle, row_stats_tile_cycles(kernel, f16, panels, columns, 3)},
+          std::pair{own.result.stats.halt_cycle, row_merge_tile_cycles(kernel, panels, 3)}})
+      EXPECT_NEAR(model / static_cast<double>(simulated), 1.0, 0.03) << name;
+    std::cerr << fmt::format("{} 1 x 36: statistics {} (1 range), {} (3 ranges) + merge of 3 slots {}\n", name,
+                             stats_one.result.stats.halt_cycle, stats_three.result.stats.halt_cycle,
+                             own.result.stats.halt_cycle);
+    for (std::int64_t slots : {32, 96}) {
+      const std::string what = fmt::format("{} 1 x 36, {} slots", name, slots);
+      const int ranges = fastest_row_apply_ranges(kernel, f16, f16, panels, columns, slots);
+      const SplitRun direct = run_apply(kernel, f16, f16, block, ranges, some_slots(panels, slots, 12), 12 * slots,
+                                        gamma, beta, 1e-5f);
+      const double direct_model = row_apply_tile_cycles(kernel, f16, f16, panels, columns, slots, ranges);
+      EXPECT_NEAR(direct_model / static_cast<double>(direct.result.stats.halt_cycle), 1.0, 0.03) << what;
+      const testing::MergeRun merge = testing::run_merge(kernel, panels, some_slots(panels, slots, 12), 12 * slots);
+      const double merge_model = row_merge_tile_cycles(kernel, panels, slots);
+      EXPECT_NEAR(merge_model / static_cast<double>(merge.result.stats.halt_cycle), 1.0, 0.03) << what;
+      const int one_ranges = fastest_row_apply_ranges(kernel, f16, f16, panels, columns, 1);
+      const SplitRun one = run_apply(kernel, f16, f16, block, one_ranges, some_slots(panels, 1, 12 * slots),
+                                     12 * slots, gamma, beta, 1e-5f);
+      const double one_model = row_apply_tile_cycles(kernel, f16, f16, panels, columns, 1, one_ranges);
+      EXPECT_NEAR(one_model / static_cast<double>(one.result.stats.halt_cycle), 1.0, 0.03) << what;
+      std::cerr << fmt::format("{}: apply {} (ranges {}); merge {} + apply of one slot {} (ranges {}) = {}\n", what,
+                               direct.result.stats.halt_cycle, ranges, merge.result.stats.halt_cycle,
+                               one.result.stats.halt_cycle, one_ranges,
+                               merge.result.stats.halt_cycle + one.result.stats.halt_cycle);
+    }
   }
 }
 

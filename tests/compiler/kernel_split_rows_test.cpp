@@ -191,7 +191,23 @@ struct EndToEndCase {
   std::int64_t width;
   std::vector<std::int64_t> part_columns;  // the tiles' column parts, in order
   float mean = 0.5f;
+  // Each tile merges its own slots into one before the exchange, and the
+  // slots it receives into one before the apply kernel.
+  bool merge = false;
 };
+
+// The merge kernel on `slots`, checked against the host model.
+SlotStatistics merged_on_tile(RowKernel kernel, std::int64_t panels, const std::vector<SlotStatistics>& slots,
+                              std::int64_t total_columns, const std::string& what) {
+  const MergeRun run = run_merge(kernel, panels, slots, total_columns);
+  count_mismatches(run.records, records_of(model_merge(kernel, slots, total_columns)), what + " merge");
+  EXPECT_EQ(run.result.worker_cycles.size(), run.shares.size()) << what;
+  for (std::size_t w = 0; w < std::min(run.shares.size(), run.result.worker_cycles.size()); ++w)
+    EXPECT_EQ(span_bundles(run.result.worker_cycles[w]),
+              row_merge_worker_bundles(kernel, run.shares[w].quads, static_cast<std::int64_t>(slots.size())))
+        << what << " merge worker " << w;
+  return slot_of_records(run.records, 0, 16 * panels, total_columns);
+}
 
 // A row op over [16 P, width] split over tiles' column parts: each tile runs
 // the statistics kernel on its part (its fastest ranges), the host copies
@@ -203,8 +219,8 @@ void run_end_to_end(RowKernel kernel, ElementType input, ElementType output, con
   const std::vector<float> x =
       random_matrix(rows, c.width, input, static_cast<std::uint32_t>(c.width * 7 + c.panels), c.mean, 2.0f);
   const std::vector<float> gamma = random_vector(c.width, 3), beta = random_vector(c.width, 4);
-  const std::string what = fmt::format("{} {} panels x {} columns in {} parts", name_of(kernel, input, output),
-                                       c.panels, c.width, c.part_columns.size());
+  const std::string what = fmt::format("{} {} panels x {} columns in {} parts{}", name_of(kernel, input, output),
+                                       c.panels, c.width, c.part_columns.size(), c.merge ? ", merged" : "");
 
   std::vector<SlotStatistics> slots;
   std::vector<RowBlock> blocks;
@@ -214,9 +230,12 @@ void run_end_to_end(RowKernel kernel, ElementType input, ElementType output, con
     const SplitRun run = run_statistics(kernel, input, block, ranges);
     count_mismatches(run.values, all_records(model_ranges(kernel, block, ranges)), what + " statistics");
     expect_statistics_bundles(kernel, input, run, what);
+    std::vector<SlotStatistics> own;
     for (int range = 0; range < ranges; ++range)
-      slots.push_back(slot_of_records(run.values, static_cast<std::size_t>(range * 32 * c.panels), rows,
-                                      split_row_range_columns(columns, ranges, range)));
+      own.push_back(slot_of_records(run.values, static_cast<std::size_t>(range * 32 * c.panels), rows,
+                                    split_row_range_columns(columns, ranges, range)));
+    if (c.merge) own = {merged_on_tile(kernel, c.panels, own, columns, what)};
+    slots.insert(slots.end(), own.begin(), own.end());
     blocks.push_back(block);
     begin += columns;
   }
@@ -233,6 +252,7 @@ void run_end_to_end(RowKernel kernel, ElementType input, ElementType output, con
     mean_magnitude[static_cast<std::size_t>(row)] = static_cast<float>(sum / static_cast<double>(c.width));
   }
   float worst = 0;  // the largest difference over its bound
+  if (c.merge) slots = {merged_on_tile(kernel, c.panels, slots, c.width, what)};
   for (const RowBlock& block : blocks) {
     const auto first = static_cast<std::size_t>(block.first_column);
     const std::vector<float> part_gamma(gamma.begin() + static_cast<std::ptrdiff_t>(first),
@@ -270,6 +290,14 @@ TEST_P(SplitRowKernels, SplitOverTilesMatchesTheReference) {
     run_end_to_end(kernel, input, output, c);
 }
 
+TEST_P(SplitRowKernels, SplitOverTilesWithMergesMatchesTheReference) {
+  const auto [kernel, input, output] = GetParam();
+  for (EndToEndCase c : {EndToEndCase{1, 144, {36, 36, 36, 36}}, EndToEndCase{3, 77, {30, 1, 46}}}) {
+    c.merge = true;
+    run_end_to_end(kernel, input, output, c);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryType, SplitRowKernels,
                          ::testing::Combine(::testing::Values(RowKernel::LayerNorm, RowKernel::Softmax),
                                             ::testing::Values(ElementType::F32, ElementType::F16),
@@ -277,6 +305,26 @@ INSTANTIATE_TEST_SUITE_P(EveryType, SplitRowKernels,
                          [](const auto& info) {
                            return name_of(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
                          });
+
+class SplitRowMerge : public ::testing::TestWithParam<RowKernel> {};
+
+TEST_P(SplitRowMerge, MatchesTheModel) {
+  const RowKernel kernel = GetParam();
+  for (auto [panels, width, parts] : {std::tuple{1, 72, 3}, std::tuple{2, 100, 70}, std::tuple{3, 9, 1}}) {
+    const std::vector<float> x = random_matrix(16 * panels, width, ElementType::F32, static_cast<std::uint32_t>(width + parts));
+    std::vector<SlotStatistics> slots;
+    for (int part = 0; part < parts; ++part) {
+      const std::int64_t begin = width * part / parts, end = width * (part + 1) / parts;
+      slots.push_back(model_statistics(kernel, RowBlock{&x, width, panels, begin, end - begin}));
+    }
+    merged_on_tile(kernel, panels, slots, width,
+                   fmt::format("{} {} panels, {} slots", kernel == RowKernel::LayerNorm ? "layernorm" : "softmax",
+                               panels, parts));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothKernels, SplitRowMerge, ::testing::Values(RowKernel::LayerNorm, RowKernel::Softmax),
+                         [](const auto& info) { return info.param == RowKernel::LayerNorm ? "LayerNorm" : "Softmax"; });
 
 TEST(SplitRowKernels, LayerNormOfLargeValuesKeepsItsPrecision) {
   // Rows far from zero: neither the parts' variances nor their combination
@@ -296,6 +344,11 @@ TEST(SplitRowKernels, SplitsShareTheBlockBetweenSixWorkers) {
   EXPECT_EQ(split_row_range_columns(10, 3, 2), 4);
   // 1 panel in 1 range: two workers, half a panel each.
   EXPECT_EQ(split_row_block(1, 10, 1).size(), 2u);
+  // The merge kernels: 1 panel in quads keeps four workers busy.
+  const std::vector<RowQuadShare> quads = split_row_quads(1);
+  ASSERT_EQ(quads.size(), 4u);
+  EXPECT_EQ(quads[3].first_quad, 3);
+  EXPECT_EQ(split_row_quads(2).back().quads, 2);
   EXPECT_THROW(split_row_block(1, 2, 3), Error);
   EXPECT_THROW(split_row_block(1, 10, 7), Error);
   EXPECT_THROW(split_row_block(0, 10, 1), Error);

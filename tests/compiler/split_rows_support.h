@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace tilec::compiler::testing {
 
@@ -137,8 +138,45 @@ inline SlotStatistics model_statistics(RowKernel kernel, const RowBlock& block) 
   return slot;
 }
 
-// Per row, what the apply kernels compute from the slots (in slot order):
-// layernorm mean and inv, softmax M and inv.
+// Per row, the slots merged in slot order (as the merge kernels and the
+// start of the apply kernels compute it): layernorm mean and M2, softmax M
+// and L.
+inline std::pair<float, float> model_merge_row(RowKernel kernel, const std::vector<SlotStatistics>& slots,
+                                               std::size_t row, std::int64_t total_columns) {
+  if (kernel == RowKernel::LayerNorm) {
+    float s = 0.0f, m2 = 0.0f;
+    for (const SlotStatistics& slot : slots) {
+      s = std::fma(slot.first[row], static_cast<float>(slot.columns), s);
+      m2 += slot.second[row];
+    }
+    const float mean = divide_by_count(s, static_cast<float>(total_columns));
+    for (const SlotStatistics& slot : slots) {
+      const float d = slot.first[row] - mean;
+      m2 = std::fma(d * static_cast<float>(slot.columns), d, m2);
+    }
+    return {mean, m2};
+  }
+  float largest = -std::numeric_limits<float>::infinity(), l = 0.0f;
+  for (const SlotStatistics& slot : slots) largest = std::fmax(largest, slot.first[row]);
+  for (const SlotStatistics& slot : slots) l = std::fma(slot.second[row], std::exp(slot.first[row] - largest), l);
+  return {largest, l};
+}
+
+// The merged slot of `slots` (of a row of `total_columns`).
+inline SlotStatistics model_merge(RowKernel kernel, const std::vector<SlotStatistics>& slots,
+                                  std::int64_t total_columns) {
+  SlotStatistics merged;
+  merged.columns = total_columns;
+  for (std::size_t row = 0; row < slots.front().first.size(); ++row) {
+    const auto [first, second] = model_merge_row(kernel, slots, row, total_columns);
+    merged.first.push_back(first);
+    merged.second.push_back(second);
+  }
+  return merged;
+}
+
+// Per row, what the apply kernels compute from the slots: layernorm mean
+// and inv, softmax M and inv.
 struct CombinedRow {
   float centre = 0.0f;
   float inverse = 0.0f;
@@ -146,28 +184,10 @@ struct CombinedRow {
 
 inline CombinedRow model_combine(RowKernel kernel, const std::vector<SlotStatistics>& slots, std::size_t row,
                                  std::int64_t total_columns, float epsilon) {
-  CombinedRow combined;
-  if (kernel == RowKernel::LayerNorm) {
-    const float n = static_cast<float>(total_columns);
-    float s = 0.0f, m2 = 0.0f;
-    for (const SlotStatistics& slot : slots) {
-      s = std::fma(slot.first[row], static_cast<float>(slot.columns), s);
-      m2 += slot.second[row];
-    }
-    combined.centre = divide_by_count(s, n);
-    for (const SlotStatistics& slot : slots) {
-      const float d = slot.first[row] - combined.centre;
-      m2 = std::fma(d * static_cast<float>(slot.columns), d, m2);
-    }
-    combined.inverse = 1.0f / std::sqrt(divide_by_count(m2, n) + epsilon);
-  } else {
-    float largest = -std::numeric_limits<float>::infinity(), l = 0.0f;
-    for (const SlotStatistics& slot : slots) largest = std::fmax(largest, slot.first[row]);
-    for (const SlotStatistics& slot : slots) l = std::fma(slot.second[row], std::exp(slot.first[row] - largest), l);
-    combined.centre = largest;
-    combined.inverse = 1.0f / l;
-  }
-  return combined;
+  const auto [centre, second] = model_merge_row(kernel, slots, row, total_columns);
+  if (kernel == RowKernel::LayerNorm)
+    return {centre, 1.0f / std::sqrt(divide_by_count(second, static_cast<float>(total_columns)) + epsilon)};
+  return {centre, 1.0f / second};
 }
 
 // The apply kernel's output over the block's columns, row-major; gamma and
@@ -198,7 +218,8 @@ inline std::vector<float> model_apply(RowKernel kernel, ElementType output, cons
 // to compare with.
 inline KernelLibrary split_row_kernels() {
   KernelLibrary library;
-  for (bool layernorm : {true, false})
+  for (bool layernorm : {true, false}) {
+    library.row(RowVariant{layernorm, ElementType::F32, ElementType::F32, RowStage::Merge});
     for (ElementType input : {ElementType::F16, ElementType::F32}) {
       library.row(RowVariant{layernorm, input, ElementType::F32, RowStage::Statistics});
       for (ElementType output : {ElementType::F16, ElementType::F32}) {
@@ -206,6 +227,7 @@ inline KernelLibrary split_row_kernels() {
         library.row(RowVariant{layernorm, input, output, RowStage::Whole});
       }
     }
+  }
   return library;
 }
 
@@ -217,6 +239,7 @@ inline const KernelHarness& split_row_harness() {
 inline std::string split_kernel_name(RowKernel kernel, RowStage stage, ElementType input, ElementType output) {
   const char* op = kernel == RowKernel::LayerNorm ? "layernorm" : "softmax";
   if (stage == RowStage::Statistics) return fmt::format("{}_stats_{}", op, element_type_name(input));
+  if (stage == RowStage::Merge) return fmt::format("{}_merge", op);
   return fmt::format("{}_apply_{}_{}", op, element_type_name(input), element_type_name(output));
 }
 
@@ -254,6 +277,64 @@ inline SplitRun run_statistics(RowKernel kernel, ElementType input, const RowBlo
   return run;
 }
 
+// `slots` (records of its own, 16 bytes apart beyond a slot's size, so the
+// stride is no slot's size) and their counts in the data places.
+struct PlacedSlots {
+  std::uint32_t records = 0, counts = 0, stride = 0;
+  std::vector<Bytes> inputs;
+};
+
+inline PlacedSlots place_slots(DataPlaces& places, const std::vector<SlotStatistics>& slots, std::int64_t panels) {
+  PlacedSlots placed;
+  placed.stride = static_cast<std::uint32_t>(row_statistics_bytes(panels)) + 16;
+  std::vector<float> records, counts;
+  for (const SlotStatistics& slot : slots) {
+    std::vector<float> one = records_of(slot);
+    one.resize(placed.stride / 4, std::numeric_limits<float>::quiet_NaN());
+    records.insert(records.end(), one.begin(), one.end());
+    counts.push_back(static_cast<float>(slot.columns));
+  }
+  placed.records = places.take(static_cast<std::uint32_t>(records.size()) * 4);
+  placed.counts = places.take(static_cast<std::uint32_t>(counts.size()) * 4);
+  placed.inputs = {{placed.records, bytes_of(records)}, {placed.counts, bytes_of(counts)}};
+  return placed;
+}
+
+struct MergeRun {
+  std::vector<RowQuadShare> shares;
+  KernelResult result;
+  std::vector<float> records;  // the merged slot
+};
+
+// The merge kernel over the slots of a block of `panels` panels (a row of
+// `total_columns`).
+inline MergeRun run_merge(RowKernel kernel, std::int64_t panels, const std::vector<SlotStatistics>& slots,
+                          std::int64_t total_columns) {
+  DataPlaces places;
+  const PlacedSlots placed = place_slots(places, slots, panels);
+  const auto slot_bytes = static_cast<std::uint32_t>(row_statistics_bytes(panels));
+  const std::uint32_t out = places.take(slot_bytes);
+  MergeRun run;
+  run.shares = split_row_quads(panels);
+  KernelRun kernel_run{split_kernel_name(kernel, RowStage::Merge, ElementType::F32, ElementType::F32),
+                       {},
+                       placed.inputs,
+                       {{out, slot_bytes}}};
+  for (const RowQuadShare& share : run.shares) {
+    std::vector<std::uint32_t> words{static_cast<std::uint32_t>(share.quads), static_cast<std::uint32_t>(share.first_quad),
+                                     static_cast<std::uint32_t>(slots.size()), placed.records, placed.stride, out};
+    if (kernel == RowKernel::LayerNorm) {
+      words.push_back(placed.counts);
+      words.push_back(static_cast<std::uint32_t>(total_columns));
+    }
+    kernel_run.blocks.push_back(std::move(words));
+  }
+  run.result = split_row_harness().run(kernel_run);
+  run.records.resize(slot_bytes / 4);
+  std::memcpy(run.records.data(), run.result.outputs[0].data(), slot_bytes);
+  return run;
+}
+
 // The apply kernel over a block in `ranges` column ranges, combining
 // `slots` (records in slot order) of a row of `total_columns`.
 inline SplitRun run_apply(RowKernel kernel, ElementType input, ElementType output, const RowBlock& block, int ranges,
@@ -262,34 +343,22 @@ inline SplitRun run_apply(RowKernel kernel, ElementType input, ElementType outpu
   const std::uint32_t in_bytes = element_bytes(input), out_bytes = element_bytes(output);
   const auto rows = static_cast<std::uint32_t>(block.rows());
   const auto columns = static_cast<std::uint32_t>(block.columns);
-  const auto slot_bytes = static_cast<std::uint32_t>(row_statistics_bytes(block.panels));
-  // Slots 16 bytes apart beyond their records, so the stride is no slot's size.
-  const std::uint32_t slot_stride = slot_bytes + 16;
-  std::vector<float> records, counts, pairs;
-  for (const SlotStatistics& slot : slots) {
-    std::vector<float> one = records_of(slot);
-    one.resize(slot_stride / 4, std::numeric_limits<float>::quiet_NaN());
-    records.insert(records.end(), one.begin(), one.end());
-    counts.push_back(static_cast<float>(slot.columns));
-  }
+  std::vector<float> pairs;
   for (std::size_t c = 0; c < gamma.size(); ++c) {
     pairs.push_back(gamma[c]);
     pairs.push_back(beta[c]);
   }
   DataPlaces places;
   const std::uint32_t in = places.take(rows * columns * in_bytes), out = places.take(rows * columns * out_bytes);
-  const std::uint32_t stats = places.take(static_cast<std::uint32_t>(records.size()) * 4);
-  const std::uint32_t count_words = places.take(static_cast<std::uint32_t>(counts.size()) * 4);
   const std::uint32_t gamma_beta = places.take(columns * 8);
+  const PlacedSlots placed = place_slots(places, slots, block.panels);
   SplitRun run;
   run.shares = split_row_block(block.panels, block.columns, ranges);
   KernelRun kernel_run{split_kernel_name(kernel, RowStage::Apply, input, output),
                        {},
-                       {{in, panel_bytes(block, input)},
-                        {stats, bytes_of(records)},
-                        {count_words, bytes_of(counts)},
-                        {gamma_beta, bytes_of(pairs)}},
+                       {{in, panel_bytes(block, input)}, {gamma_beta, bytes_of(pairs)}},
                        {{out, rows * columns * out_bytes}}};
+  kernel_run.inputs.insert(kernel_run.inputs.end(), placed.inputs.begin(), placed.inputs.end());
   for (const RowWorkerShare& share : run.shares) {
     const auto half = static_cast<std::uint32_t>(share.first_half_panel);
     const auto column = static_cast<std::uint32_t>(share.first_column);
@@ -299,13 +368,14 @@ inline SplitRun run_apply(RowKernel kernel, ElementType input, ElementType outpu
                                      out + (column * rows + 8 * half) * out_bytes,
                                      rows * in_bytes,
                                      rows * out_bytes};
-    const std::uint32_t first_record = stats + 64 * half;
+    const std::uint32_t first_record = placed.records + 64 * half;
     if (kernel == RowKernel::LayerNorm) {
       for (std::uint32_t word : {gamma_beta + 8 * column, bits_of(epsilon), static_cast<std::uint32_t>(slots.size()),
-                                 first_record, slot_stride, count_words, static_cast<std::uint32_t>(total_columns)})
+                                 first_record, placed.stride, placed.counts, static_cast<std::uint32_t>(total_columns)})
         words.push_back(word);
     } else {
-      for (std::uint32_t word : {static_cast<std::uint32_t>(slots.size()), first_record, slot_stride}) words.push_back(word);
+      for (std::uint32_t word : {static_cast<std::uint32_t>(slots.size()), first_record, placed.stride})
+        words.push_back(word);
     }
     kernel_run.blocks.push_back(std::move(words));
   }
