@@ -194,6 +194,10 @@ struct EndToEndCase {
   // Each tile merges its own slots into one before the exchange, and the
   // slots it receives into one before the apply kernel.
   bool merge = false;
+  // Column ranges of every tile's statistics and apply kernels (0: the
+  // fastest for its part).
+  int stats_ranges = 0;
+  int apply_ranges = 0;
 };
 
 // The merge kernel on `slots`, checked against the host model.
@@ -226,7 +230,7 @@ void run_end_to_end(RowKernel kernel, ElementType input, ElementType output, con
   std::vector<RowBlock> blocks;
   for (std::int64_t begin = 0; std::int64_t columns : c.part_columns) {
     const RowBlock block{&x, c.width, c.panels, begin, columns};
-    const int ranges = fastest_row_stats_ranges(kernel, input, c.panels, columns);
+    const int ranges = c.stats_ranges ? c.stats_ranges : fastest_row_stats_ranges(kernel, input, c.panels, columns);
     const SplitRun run = run_statistics(kernel, input, block, ranges);
     count_mismatches(run.values, all_records(model_ranges(kernel, block, ranges)), what + " statistics");
     expect_statistics_bundles(kernel, input, run, what);
@@ -260,7 +264,8 @@ void run_end_to_end(RowKernel kernel, ElementType input, ElementType output, con
     const std::vector<float> part_beta(beta.begin() + static_cast<std::ptrdiff_t>(first),
                                        beta.begin() + static_cast<std::ptrdiff_t>(first + static_cast<std::size_t>(block.columns)));
     const auto slot_count = static_cast<std::int64_t>(slots.size());
-    const int ranges = fastest_row_apply_ranges(kernel, input, output, c.panels, block.columns, slot_count);
+    const int ranges =
+        c.apply_ranges ? c.apply_ranges : fastest_row_apply_ranges(kernel, input, output, c.panels, block.columns, slot_count);
     const SplitRun run =
         run_apply(kernel, input, output, block, ranges, slots, c.width, part_gamma, part_beta, epsilon);
     count_mismatches(run.values, model_apply(kernel, output, block, slots, c.width, part_gamma, part_beta, epsilon),
@@ -305,6 +310,25 @@ INSTANTIATE_TEST_SUITE_P(EveryType, SplitRowKernels,
                          [](const auto& info) {
                            return name_of(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
                          });
+
+// Random blocks, parts, ranges, types and merges.
+TEST(SplitRowKernels, RandomShapesMatchTheModel) {
+  std::mt19937 random(2024);
+  auto pick = [&](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  const ElementType types[] = {ElementType::F16, ElementType::F32};
+  for (int trial = 0; trial < 16; ++trial) {
+    const RowKernel kernel = pick(0, 1) ? RowKernel::LayerNorm : RowKernel::Softmax;
+    const ElementType input = types[pick(0, 1)], output = types[pick(0, 1)];
+    EndToEndCase c{pick(1, 4), 0, {}};
+    for (int part = pick(1, 5); part > 0; --part) c.part_columns.push_back(pick(6, 90));
+    for (std::int64_t columns : c.part_columns) c.width += columns;
+    c.merge = pick(0, 1) == 1;
+    c.stats_ranges = pick(1, 6);
+    c.apply_ranges = pick(1, 6);
+    c.mean = static_cast<float>(pick(-20, 20));
+    run_end_to_end(kernel, input, output, c);
+  }
+}
 
 class SplitRowMerge : public ::testing::TestWithParam<RowKernel> {};
 
