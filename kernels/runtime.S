@@ -9,3 +9,6 @@
 .include "layernorm.S"
 .include "softmax.S"
 .include "attention.S"
+.include "row_stats.S"
+.include "row_apply.S"
+.include "row_merge.S"

@@ -155,6 +155,111 @@ double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, 
          kernel_costs().run_workers;
 }
 
+std::int64_t row_stats_worker_bundles(RowKernel kernel, ElementType input, std::int64_t half_panels,
+                                      std::int64_t columns) {
+  if (half_panels <= 0) return 3;
+  // The passes are the whole-row kernels' first two; per half panel the
+  // record's four stores and the step to the next (8), and for layernorm
+  // the division (6). Set-up: the arguments (6), then 1/c and -c (14) or
+  // c - 1 and -inf (3).
+  const RowCosts c = row_costs(kernel, input, ElementType::F32);
+  const bool layernorm = kernel == RowKernel::LayerNorm;
+  const std::int64_t per_half_panel =
+      c.first.fixed + c.second.fixed + columns * (c.first.per_column + c.second.per_column) + 8 + (layernorm ? 6 : 0);
+  return (layernorm ? 20 : 9) + half_panels * per_half_panel + 1;
+}
+
+std::int64_t row_apply_worker_bundles(RowKernel kernel, ElementType input, ElementType output,
+                                      std::int64_t half_panels, std::int64_t columns, std::int64_t slots) {
+  if (half_panels <= 0) return 3;
+  // Per half panel, combining the slots: layernorm 6 bundles per slot for
+  // the mean and 6 for M2, with 33 around them (the two divisions, 1/N and
+  // -N splat twice, epsilon, 1/sqrt, the step to the next half panel);
+  // softmax 3 per slot for the largest and 6 for the sum, with 14 around.
+  // Then the whole-row kernel's output pass over the worker's columns.
+  const RowCosts c = row_costs(kernel, input, output);
+  const bool layernorm = kernel == RowKernel::LayerNorm;
+  const std::int64_t combine = layernorm ? 12 * slots + 33 : 9 * slots + 14;
+  const std::int64_t per_half_panel = combine + c.output.fixed + columns * c.output.per_column;
+  // Set-up: the arguments, then 1/N and -N (23) or -inf (14).
+  return (layernorm ? 23 : 14) + half_panels * per_half_panel + 1;
+}
+
+std::int64_t row_merge_worker_bundles(RowKernel kernel, std::int64_t quads, std::int64_t slots) {
+  if (quads <= 0) return 3;
+  // Per quad: layernorm 4 bundles a slot for S and Q, 3 for M2, 17 around
+  // them (the quad's place, the division, the stores, the step); softmax 2
+  // for M, 3 for L, 13 around. Set-up: the arguments, 1/N and -N splat
+  // (22), or -inf (10).
+  if (kernel == RowKernel::LayerNorm) return 22 + quads * (7 * slots + 17) + 1;
+  return 10 + quads * (5 * slots + 13) + 1;
+}
+
+namespace {
+
+// 6 x the busiest worker's bundles, plus the supervisor's two bundles
+// starting each worker (its argument block, `run`) and two after the last
+// exit (`wsync` and the next).
+double split_row_cycles(std::int64_t busiest, std::size_t workers) {
+  return 6.0 * static_cast<double>(busiest) +
+         2.0 * kernel_costs().supervisor_bundle * static_cast<double>(workers + 1);
+}
+
+// A block shared as split_row_block shares it.
+template <typename WorkerBundles>
+double split_row_tile_cycles(std::int64_t panels, std::int64_t columns, int column_ranges,
+                             const WorkerBundles& worker_bundles) {
+  if (panels <= 0 || columns <= 0) return 0;
+  const std::vector<RowWorkerShare> shares = split_row_block(panels, columns, column_ranges);
+  std::int64_t busiest = 0;
+  for (const RowWorkerShare& share : shares) busiest = std::max(busiest, worker_bundles(share.half_panels, share.columns));
+  return split_row_cycles(busiest, shares.size());
+}
+
+template <typename TileCycles>
+int fastest_ranges(std::int64_t columns, const TileCycles& tile_cycles) {
+  int best = 1;
+  for (int ranges = 2; ranges <= 6 && ranges <= columns; ++ranges)
+    if (tile_cycles(ranges) < tile_cycles(best)) best = ranges;
+  return best;
+}
+
+}  // namespace
+
+double row_stats_tile_cycles(RowKernel kernel, ElementType input, std::int64_t panels, std::int64_t columns,
+                             int column_ranges) {
+  return split_row_tile_cycles(panels, columns, column_ranges, [&](std::int64_t halves, std::int64_t share) {
+    return row_stats_worker_bundles(kernel, input, halves, share);
+  });
+}
+
+double row_apply_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                             std::int64_t columns, std::int64_t slots, int column_ranges) {
+  return split_row_tile_cycles(panels, columns, column_ranges, [&](std::int64_t halves, std::int64_t share) {
+    return row_apply_worker_bundles(kernel, input, output, halves, share, slots);
+  });
+}
+
+double row_merge_tile_cycles(RowKernel kernel, std::int64_t panels, std::int64_t slots) {
+  if (panels <= 0) return 0;
+  const std::vector<RowQuadShare> shares = split_row_quads(panels);
+  std::int64_t busiest = 0;
+  for (const RowQuadShare& share : shares)
+    busiest = std::max(busiest, row_merge_worker_bundles(kernel, share.quads, slots));
+  return split_row_cycles(busiest, shares.size());
+}
+
+int fastest_row_stats_ranges(RowKernel kernel, ElementType input, std::int64_t panels, std::int64_t columns) {
+  return fastest_ranges(columns, [&](int ranges) { return row_stats_tile_cycles(kernel, input, panels, columns, ranges); });
+}
+
+int fastest_row_apply_ranges(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                             std::int64_t columns, std::int64_t slots) {
+  return fastest_ranges(columns, [&](int ranges) {
+    return row_apply_tile_cycles(kernel, input, output, panels, columns, slots, ranges);
+  });
+}
+
 namespace {
 
 // Bundles of one pass of the attention kernel's row loop over `rows` (1 or

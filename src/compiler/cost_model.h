@@ -83,6 +83,35 @@ int row_bundles_per_column(RowKernel kernel, ElementType input, ElementType outp
 double row_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
                        std::int64_t columns, std::int64_t output_columns);
 
+// The split-column row kernels (kernels/row_stats.S, row_apply.S;
+// docs/kernels.md gives the formulas): the bundles one worker issues for
+// `half_panels` half panels over its `columns` columns; the apply kernels
+// combine `slots` slots of statistics per half panel. A worker with no
+// half panels issues 3 (its first argument, the empty check, exit).
+std::int64_t row_stats_worker_bundles(RowKernel kernel, ElementType input, std::int64_t half_panels,
+                                      std::int64_t columns);
+std::int64_t row_apply_worker_bundles(RowKernel kernel, ElementType input, ElementType output,
+                                      std::int64_t half_panels, std::int64_t columns, std::int64_t slots);
+// The merge kernels (kernels/row_merge.S): a worker's bundles for `quads`
+// quads of 4 rows merging `slots` slots into one (3 when quads = 0).
+std::int64_t row_merge_worker_bundles(RowKernel kernel, std::int64_t quads, std::int64_t slots);
+// A tile's cycles merging the slots of a block of `panels` panels, its
+// workers taking quads as split_row_quads gives them.
+double row_merge_tile_cycles(RowKernel kernel, std::int64_t panels, std::int64_t slots);
+// A tile's cycles for a block of `panels` panels x `columns` columns shared
+// as split_row_block(panels, columns, column_ranges) shares it: 6 x the
+// busiest worker's bundles + 12 per worker started + 12.
+double row_stats_tile_cycles(RowKernel kernel, ElementType input, std::int64_t panels, std::int64_t columns,
+                             int column_ranges);
+double row_apply_tile_cycles(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                             std::int64_t columns, std::int64_t slots, int column_ranges);
+// The column ranges (1 to 6) with the fewest of these kernels' cycles (the
+// fewest ranges among equals). For the statistics this counts the kernel
+// only: each range is one more slot to exchange and to combine.
+int fastest_row_stats_ranges(RowKernel kernel, ElementType input, std::int64_t panels, std::int64_t columns);
+int fastest_row_apply_ranges(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
+                             std::int64_t columns, std::int64_t slots);
+
 // The attention kernels (kernels/attention.S): the bundles one worker
 // issues for query rows [first_row, first_row + rows) of items of S rows,
 // D columns of q and k, E of v and out (docs/kernels.md gives the formula).

@@ -13,6 +13,10 @@ namespace tilec::compiler {
 
 namespace {
 
+// The workers of a tile (MachineModel::worker_contexts) a split-column row
+// block is shared between.
+constexpr int kSplitRowWorkers = 6;
+
 const char* fp8_name(ElementType type) { return type == ElementType::F152 ? "f152" : "f143"; }
 
 std::string quad(int first) { return fmt::format("$a{}:{}", first, first + 3); }
@@ -129,10 +133,65 @@ std::string KernelLibrary::combine(const CombineVariant& variant) {
 std::string KernelLibrary::row(const RowVariant& variant) {
   auto it = rows_.find(variant);
   if (it != rows_.end()) return it->second;
-  std::string name = fmt::format("{}_{}_{}", variant.layernorm ? "layernorm" : "softmax",
-                                 element_type_name(variant.input), element_type_name(variant.output));
+  const char* op = variant.layernorm ? "layernorm" : "softmax";
+  auto type_ok = [](ElementType t) { return t == ElementType::F16 || t == ElementType::F32; };
+  TILEC_CHECK(type_ok(variant.input) && type_ok(variant.output), "{} kernel from {} to {}", op,
+              element_type_name(variant.input), element_type_name(variant.output));
+  std::string name;
+  switch (variant.stage) {
+    case RowStage::Whole:
+      name = fmt::format("{}_{}_{}", op, element_type_name(variant.input), element_type_name(variant.output));
+      break;
+    case RowStage::Statistics:
+      TILEC_CHECK(variant.output == ElementType::F32, "{} statistics kernel with {} records (they are f32)", op,
+                  element_type_name(variant.output));
+      name = fmt::format("{}_stats_{}", op, element_type_name(variant.input));
+      break;
+    case RowStage::Apply:
+      name = fmt::format("{}_apply_{}_{}", op, element_type_name(variant.input), element_type_name(variant.output));
+      break;
+    case RowStage::Merge:
+      TILEC_CHECK(variant.input == ElementType::F32 && variant.output == ElementType::F32,
+                  "{} merge kernel from {} to {} records (they are f32)", op, element_type_name(variant.input),
+                  element_type_name(variant.output));
+      name = fmt::format("{}_merge", op);
+      break;
+  }
   rows_.emplace(variant, name);
   return name;
+}
+
+std::vector<RowWorkerShare> split_row_block(std::int64_t panels, std::int64_t columns, int column_ranges) {
+  TILEC_CHECK(panels >= 1 && columns >= 1, "split-column row block of {} panels x {} columns", panels, columns);
+  TILEC_CHECK(column_ranges >= 1 && column_ranges <= kSplitRowWorkers && column_ranges <= columns,
+              "split-column row block of {} columns in {} column ranges", columns, column_ranges);
+  const std::int64_t halves = 2 * panels, groups = kSplitRowWorkers / column_ranges;
+  std::vector<RowWorkerShare> shares;
+  for (std::int64_t group = 0; group < groups; ++group) {
+    const std::int64_t first = halves * group / groups, last = halves * (group + 1) / groups;
+    if (first == last) continue;
+    for (int range = 0; range < column_ranges; ++range) {
+      const std::int64_t begin = columns * range / column_ranges;
+      shares.push_back(RowWorkerShare{first, last - first, begin,
+                                      split_row_range_columns(columns, column_ranges, range), range});
+    }
+  }
+  return shares;
+}
+
+std::int64_t split_row_range_columns(std::int64_t columns, int column_ranges, int range) {
+  return columns * (range + 1) / column_ranges - columns * range / column_ranges;
+}
+
+std::vector<RowQuadShare> split_row_quads(std::int64_t panels) {
+  TILEC_CHECK(panels >= 1, "split-column row block of {} panels", panels);
+  const std::int64_t quads = 4 * panels;
+  std::vector<RowQuadShare> shares;
+  for (std::int64_t worker = 0; worker < kSplitRowWorkers; ++worker) {
+    const std::int64_t first = quads * worker / kSplitRowWorkers, last = quads * (worker + 1) / kSplitRowWorkers;
+    if (first < last) shares.push_back(RowQuadShare{first, last - first});
+  }
+  return shares;
 }
 
 std::string KernelLibrary::attention(const AttentionVariant& variant) {
@@ -154,8 +213,14 @@ std::string KernelLibrary::variant_source() const {
   for (const auto& [variant, name] : rows_) {
     auto type = [](ElementType t) { return t == ElementType::F32 ? "F32" : "F16"; };
     auto half = [](ElementType t) { return t == ElementType::F32 ? 32 : 16; };
-    text += fmt::format("{} {}, {}, {}, {}, {}\n", variant.layernorm ? "LAYERNORM" : "SOFTMAX", name, type(variant.input),
-                        type(variant.output), half(variant.input), half(variant.output));
+    const char* op = variant.layernorm ? "LAYERNORM" : "SOFTMAX";
+    if (variant.stage == RowStage::Statistics)
+      text += fmt::format("{}_STATS {}, {}, {}\n", op, name, type(variant.input), half(variant.input));
+    else if (variant.stage == RowStage::Merge)
+      text += fmt::format("{}_MERGE {}\n", op, name);
+    else
+      text += fmt::format("{}{} {}, {}, {}, {}, {}\n", op, variant.stage == RowStage::Apply ? "_APPLY" : "", name,
+                          type(variant.input), type(variant.output), half(variant.input), half(variant.output));
   }
   for (const auto& [variant, name] : attentions_) {
     // Shifts: log2 of 16 elements' bytes; of the output loops' iterations

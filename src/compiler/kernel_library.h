@@ -79,14 +79,53 @@ struct CombineVariant {
 
 constexpr int kMaxCombineInputs = 8;
 
-// LayerNorm or softmax over whole rows, from one element type to another
-// (FP16 or FP32 each).
+// What a row kernel computes: whole rows (kernels/layernorm.S, softmax.S),
+// or one of the kernels of rows split over several tiles' columns
+// (kernels/row_stats.S, row_apply.S, row_merge.S; docs/kernels.md,
+// "Split-column row kernels"): the statistics of a block's rows over its
+// columns, the combination of every part's statistics and the result over
+// the block's columns, or the merge of several slots of statistics into one.
+enum class RowStage : std::uint8_t { Whole, Statistics, Apply, Merge };
+
+// LayerNorm or softmax from one element type to another (FP16 or FP32
+// each; Statistics: the output is F32, the records; Merge: both F32).
 struct RowVariant {
   bool layernorm = true;
   ElementType input = ElementType::F16;
   ElementType output = ElementType::F16;
+  RowStage stage = RowStage::Whole;
   auto operator<=>(const RowVariant&) const = default;
 };
+
+// How the six workers of a tile share a split-column row kernel's block of
+// `panels` panels x `columns` columns: G = 6 / K groups of half panels
+// (8 rows) times K = `column_ranges` column ranges (1 <= K <= min(6,
+// columns)). Group g takes half panels [2P g / G, 2P (g + 1) / G), range r
+// columns [C r / K, C (r + 1) / K); workers with no half panel are left
+// out. A statistics kernel's range r writes slot r: the tile contributes K
+// slots, slot r of `split_row_range_columns(columns, K, r)` columns.
+struct RowWorkerShare {
+  std::int64_t first_half_panel = 0;
+  std::int64_t half_panels = 0;
+  std::int64_t first_column = 0;
+  std::int64_t columns = 0;
+  int range = 0;
+};
+std::vector<RowWorkerShare> split_row_block(std::int64_t panels, std::int64_t columns, int column_ranges);
+std::int64_t split_row_range_columns(std::int64_t columns, int column_ranges, int range);
+
+// How the merge kernels' workers share a block of `panels` panels: by quads
+// of 4 rows, worker w of six taking quads [4P w / 6, 4P (w + 1) / 6)
+// (workers without a quad are left out).
+struct RowQuadShare {
+  std::int64_t first_quad = 0;
+  std::int64_t quads = 0;
+};
+std::vector<RowQuadShare> split_row_quads(std::int64_t panels);
+
+// Bytes of one slot of statistics records for `panels` panels (16 FP32
+// values per half panel: 128 bytes a panel).
+constexpr std::int64_t row_statistics_bytes(std::int64_t panels) { return 128 * panels; }
 
 // Self-attention over whole rows (kernels/attention.S), from one element
 // type to another (FP16 or FP32 each; FP32 inside).

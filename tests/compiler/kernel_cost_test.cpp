@@ -4,6 +4,7 @@
 #include "compiler/combine_kernel.h"
 #include "compiler/cost_model.h"
 #include "kernel_harness.h"
+#include "split_rows_support.h"
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,12 @@ using testing::DataPlaces;
 using testing::KernelHarness;
 using testing::KernelResult;
 using testing::KernelRun;
+using testing::RowBlock;
+using testing::SlotStatistics;
+using testing::SplitRun;
+using testing::run_apply;
+using testing::run_statistics;
+using testing::span_bundles;
 
 // A worker's span runs from its `run` (1 to 6 cycles before its first
 // bundle) to the cycle after its `exit`, issuing once every six cycles.
@@ -124,6 +131,178 @@ TEST(KernelCost, CombineWorkersIssueTheModelsBundles) {
               << " bundles per 8 (ideal " << shape.ideal_bundles_per_8() << "), model " << model << " simulated "
               << simulated << "\n";
     EXPECT_NEAR(model / simulated, 1.0, 0.03) << kernel;
+  }
+}
+
+// Slots of statistics for a block of `panels` panels (any finite values:
+// the cost does not depend on them).
+std::vector<SlotStatistics> some_slots(std::int64_t panels, std::int64_t count, std::int64_t columns) {
+  std::vector<SlotStatistics> slots(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    slots[i].columns = columns;
+    for (std::int64_t row = 0; row < 16 * panels; ++row) {
+      slots[i].first.push_back(0.25f * static_cast<float>(row % 5) - static_cast<float>(i % 3));
+      slots[i].second.push_back(1.0f + 0.5f * static_cast<float>((row + static_cast<std::int64_t>(i)) % 7));
+    }
+  }
+  return slots;
+}
+
+struct SplitCostCase {
+  RowKernel kernel;
+  ElementType input, output;
+  std::int64_t panels, columns, slots;
+  int ranges;
+};
+
+TEST(KernelCost, SplitRowWorkersIssueTheModelsBundles) {
+  const auto f16 = ElementType::F16, f32 = ElementType::F32;
+  for (const SplitCostCase& c :
+       {SplitCostCase{RowKernel::LayerNorm, f16, f16, 1, 36, 32, 3}, SplitCostCase{RowKernel::LayerNorm, f32, f16, 3, 20, 5, 2},
+        SplitCostCase{RowKernel::LayerNorm, f16, f32, 4, 50, 1, 1}, SplitCostCase{RowKernel::LayerNorm, f32, f32, 2, 7, 64, 6},
+        SplitCostCase{RowKernel::Softmax, f16, f16, 1, 36, 32, 3}, SplitCostCase{RowKernel::Softmax, f32, f16, 3, 20, 5, 2},
+        SplitCostCase{RowKernel::Softmax, f16, f32, 4, 50, 1, 1}, SplitCostCase{RowKernel::Softmax, f32, f32, 2, 7, 64, 6}}) {
+    const std::string what = fmt::format("{} {} -> {}, {} panels x {} columns, {} slots, {} ranges",
+                                         c.kernel == RowKernel::LayerNorm ? "layernorm" : "softmax",
+                                         element_type_name(c.input), element_type_name(c.output), c.panels, c.columns,
+                                         c.slots, c.ranges);
+    std::vector<float> x(static_cast<std::size_t>(16 * c.panels * c.columns));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.125f * static_cast<float>(i % 13) - 0.5f;
+    const RowBlock block{&x, c.columns, c.panels, 0, c.columns};
+
+    const SplitRun stats = run_statistics(c.kernel, c.input, block, c.ranges);
+    for (std::size_t w = 0; w < stats.shares.size(); ++w)
+      EXPECT_EQ(span_bundles(stats.result.worker_cycles[w]),
+                row_stats_worker_bundles(c.kernel, c.input, stats.shares[w].half_panels, stats.shares[w].columns))
+          << what << " statistics worker " << w;
+    const double stats_model = row_stats_tile_cycles(c.kernel, c.input, c.panels, c.columns, c.ranges);
+    EXPECT_NEAR(stats_model / static_cast<double>(stats.result.stats.halt_cycle), 1.0, 0.03) << what;
+
+    const std::vector<float> gamma(static_cast<std::size_t>(c.columns), 1.5f), beta(gamma.size(), -0.25f);
+    const SplitRun apply = run_apply(c.kernel, c.input, c.output, block, c.ranges, some_slots(c.panels, c.slots, 9),
+                                     9 * c.slots, gamma, beta, 1e-5f);
+    for (std::size_t w = 0; w < apply.shares.size(); ++w)
+      EXPECT_EQ(span_bundles(apply.result.worker_cycles[w]),
+                row_apply_worker_bundles(c.kernel, c.input, c.output, apply.shares[w].half_panels,
+                                         apply.shares[w].columns, c.slots))
+          << what << " apply worker " << w;
+    const double apply_model = row_apply_tile_cycles(c.kernel, c.input, c.output, c.panels, c.columns, c.slots, c.ranges);
+    EXPECT_NEAR(apply_model / static_cast<double>(apply.result.stats.halt_cycle), 1.0, 0.03) << what;
+
+    const testing::MergeRun merge = testing::run_merge(c.kernel, c.panels, some_slots(c.panels, c.slots, 9), 9 * c.slots);
+    for (std::size_t w = 0; w < merge.shares.size(); ++w)
+      EXPECT_EQ(span_bundles(merge.result.worker_cycles[w]),
+                row_merge_worker_bundles(c.kernel, merge.shares[w].quads, c.slots))
+          << what << " merge worker " << w;
+    const double merge_model = row_merge_tile_cycles(c.kernel, c.panels, c.slots);
+    EXPECT_NEAR(merge_model / static_cast<double>(merge.result.stats.halt_cycle), 1.0, 0.03) << what;
+  }
+}
+
+TEST(KernelCost, SplitRowWorkersWithoutHalfPanelsExitAtOnce) {
+  for (RowKernel kernel : {RowKernel::LayerNorm, RowKernel::Softmax})
+    for (RowStage stage : {RowStage::Statistics, RowStage::Apply, RowStage::Merge}) {
+      const std::string name = testing::split_kernel_name(kernel, stage, ElementType::F16, ElementType::F16);
+      KernelRun run{name, {std::vector<std::uint32_t>(13, 0u)}, {}, {}};
+      const KernelResult result = testing::split_row_harness().run(run);
+      ASSERT_EQ(result.worker_cycles.size(), 1u) << name;
+      const std::int64_t model = stage == RowStage::Statistics ? row_stats_worker_bundles(kernel, ElementType::F16, 0, 1)
+                                 : stage == RowStage::Apply
+                                     ? row_apply_worker_bundles(kernel, ElementType::F16, ElementType::F16, 0, 1, 1)
+                                     : row_merge_worker_bundles(kernel, 0, 1);
+      EXPECT_EQ(span_bundles(result.worker_cycles[0]), model) << name;
+    }
+}
+
+// The cycles of a row op over one tile's block of P panels x C columns
+// (FP16 in and out): the whole-row kernel, against the statistics kernel
+// (at its fastest column ranges) and the apply kernel (at its fastest, with
+// the statistics' slots), each within 3% of the cost model.
+TEST(KernelCost, SplitRowKernelsAgainstWholeRows) {
+  const ElementType f16 = ElementType::F16;
+  for (RowKernel kernel : {RowKernel::LayerNorm, RowKernel::Softmax}) {
+    const char* name = kernel == RowKernel::LayerNorm ? "layernorm" : "softmax";
+    std::cerr << name << " f16 -> f16: panels, columns | whole rows | statistics (ranges) + apply (slots, ranges)\n";
+    for (std::int64_t panels : {1, 2, 4})
+      for (std::int64_t columns : {36, 72, 144, 1152}) {
+        std::vector<float> x(static_cast<std::size_t>(16 * panels * columns));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.125f * static_cast<float>(i % 13) - 0.5f;
+        const RowBlock block{&x, columns, panels, 0, columns};
+        const std::vector<float> gamma(static_cast<std::size_t>(columns), 1.5f), beta(gamma.size(), -0.25f);
+        const std::string what = fmt::format("{} {} x {}", name, panels, columns);
+
+        const KernelResult whole = testing::run_whole_rows(kernel, f16, f16, block, gamma, beta, 1e-5f);
+        const double whole_model = row_tile_cycles(kernel, f16, f16, panels, columns, columns);
+        EXPECT_NEAR(whole_model / static_cast<double>(whole.stats.halt_cycle), 1.0, 0.03) << what;
+
+        const int stats_ranges = fastest_row_stats_ranges(kernel, f16, panels, columns);
+        const SplitRun stats = run_statistics(kernel, f16, block, stats_ranges);
+        const double stats_model = row_stats_tile_cycles(kernel, f16, panels, columns, stats_ranges);
+        EXPECT_NEAR(stats_model / static_cast<double>(stats.result.stats.halt_cycle), 1.0, 0.03) << what;
+
+        std::vector<SlotStatistics> slots;
+        for (int range = 0; range < stats_ranges; ++range)
+          slots.push_back(testing::slot_of_records(stats.values, static_cast<std::size_t>(range * 32 * panels), 16 * panels,
+                                                   split_row_range_columns(columns, stats_ranges, range)));
+        const auto slot_count = static_cast<std::int64_t>(slots.size());
+        const int apply_ranges = fastest_row_apply_ranges(kernel, f16, f16, panels, columns, slot_count);
+        const SplitRun apply = run_apply(kernel, f16, f16, block, apply_ranges, slots, columns, gamma, beta, 1e-5f);
+        const double apply_model = row_apply_tile_cycles(kernel, f16, f16, panels, columns, slot_count, apply_ranges);
+        EXPECT_NEAR(apply_model / static_cast<double>(apply.result.stats.halt_cycle), 1.0, 0.03) << what;
+
+        std::cerr << fmt::format("  {} x {:>4} | {:>7} | {:>6} ({}) + {:>6} ({}, {}) = {:>7}\n", panels, columns,
+                                 whole.stats.halt_cycle, stats.result.stats.halt_cycle, stats_ranges,
+                                 apply.result.stats.halt_cycle, slot_count, apply_ranges,
+                                 stats.result.stats.halt_cycle + apply.result.stats.halt_cycle);
+      }
+  }
+}
+
+// A row of 1152 columns over 32 tiles of 1 panel x 36 columns (729 x 1152
+// as 46 x 32 tiles), FP16 in and out: the tile's own statistics (1 range,
+// or 3 ranges and a merge of their slots), then the apply kernel on the 32
+// or 96 slots the tiles send against merging them first and applying one
+// slot, each within 3% of the cost model.
+TEST(KernelCost, SplitRowMergeBeforeApply) {
+  const ElementType f16 = ElementType::F16;
+  const std::int64_t panels = 1, columns = 36;
+  std::vector<float> x(static_cast<std::size_t>(16 * panels * columns));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.125f * static_cast<float>(i % 13) - 0.5f;
+  const RowBlock block{&x, columns, panels, 0, columns};
+  const std::vector<float> gamma(static_cast<std::size_t>(columns), 1.5f), beta(gamma.size(), -0.25f);
+  for (RowKernel kernel : {RowKernel::LayerNorm, RowKernel::Softmax}) {
+    const char* name = kernel == RowKernel::LayerNorm ? "layernorm" : "softmax";
+    const SplitRun stats_one = run_statistics(kernel, f16, block, 1);
+    const SplitRun stats_three = run_statistics(kernel, f16, block, 3);
+    const testing::MergeRun own = testing::run_merge(kernel, panels, some_slots(panels, 3, 12), columns);
+    for (const auto& [simulated, model] :
+         {std::pair{stats_one.result.stats.halt_cycle, row_stats_tile_cycles(kernel, f16, panels, columns, 1)},
+          std::pair{stats_three.result.stats.halt_cycle, row_stats_tile_cycles(kernel, f16, panels, columns, 3)},
+          std::pair{own.result.stats.halt_cycle, row_merge_tile_cycles(kernel, panels, 3)}})
+      EXPECT_NEAR(model / static_cast<double>(simulated), 1.0, 0.03) << name;
+    std::cerr << fmt::format("{} 1 x 36: statistics {} (1 range), {} (3 ranges) + merge of 3 slots {}\n", name,
+                             stats_one.result.stats.halt_cycle, stats_three.result.stats.halt_cycle,
+                             own.result.stats.halt_cycle);
+    for (std::int64_t slots : {32, 96}) {
+      const std::string what = fmt::format("{} 1 x 36, {} slots", name, slots);
+      const int ranges = fastest_row_apply_ranges(kernel, f16, f16, panels, columns, slots);
+      const SplitRun direct = run_apply(kernel, f16, f16, block, ranges, some_slots(panels, slots, 12), 12 * slots,
+                                        gamma, beta, 1e-5f);
+      const double direct_model = row_apply_tile_cycles(kernel, f16, f16, panels, columns, slots, ranges);
+      EXPECT_NEAR(direct_model / static_cast<double>(direct.result.stats.halt_cycle), 1.0, 0.03) << what;
+      const testing::MergeRun merge = testing::run_merge(kernel, panels, some_slots(panels, slots, 12), 12 * slots);
+      const double merge_model = row_merge_tile_cycles(kernel, panels, slots);
+      EXPECT_NEAR(merge_model / static_cast<double>(merge.result.stats.halt_cycle), 1.0, 0.03) << what;
+      const int one_ranges = fastest_row_apply_ranges(kernel, f16, f16, panels, columns, 1);
+      const SplitRun one = run_apply(kernel, f16, f16, block, one_ranges, some_slots(panels, 1, 12 * slots),
+                                     12 * slots, gamma, beta, 1e-5f);
+      const double one_model = row_apply_tile_cycles(kernel, f16, f16, panels, columns, 1, one_ranges);
+      EXPECT_NEAR(one_model / static_cast<double>(one.result.stats.halt_cycle), 1.0, 0.03) << what;
+      std::cerr << fmt::format("{}: apply {} (ranges {}); merge {} + apply of one slot {} (ranges {}) = {}\n", what,
+                               direct.result.stats.halt_cycle, ranges, merge.result.stats.halt_cycle,
+                               one.result.stats.halt_cycle, one_ranges,
+                               merge.result.stats.halt_cycle + one.result.stats.halt_cycle);
+    }
   }
 }
 
