@@ -17,6 +17,11 @@ function(tilec_layer name)
   endif()
 endfunction()
 
+# Tests write their files under the build tree, so checkouts testing at
+# once on one machine never share a file.
+set(TILEC_TEST_TMPDIR ${CMAKE_BINARY_DIR}/test-tmp)
+file(MAKE_DIRECTORY ${TILEC_TEST_TMPDIR})
+
 # One GoogleTest binary per layer: tests/NAME/*_test.cpp.
 function(tilec_layer_tests name)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*_test.cpp)
@@ -31,5 +36,5 @@ function(tilec_layer_tests name)
   add_dependencies(${name}_tests tilec)
   gtest_discover_tests(${name}_tests
     DISCOVERY_MODE PRE_TEST
-    PROPERTIES LABELS ${name} ENVIRONMENT "TILEC_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    PROPERTIES LABELS ${name} ENVIRONMENT "TILEC_SOURCE_DIR=${PROJECT_SOURCE_DIR};TEST_TMPDIR=${TILEC_TEST_TMPDIR}")
 endfunction()

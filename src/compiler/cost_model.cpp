@@ -305,12 +305,12 @@ double attention_tile_cycles(ElementType input, ElementType output, std::int64_t
 }
 
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,
-                       const MachineModel& machine) {
+                       const MachineModel& machine, std::int64_t patterned) {
   if (bytes_in == 0 && bytes_out == 0) return 0;
   const KernelCosts& costs = kernel_costs();
   double streaming = static_cast<double>(std::max(bytes_in, bytes_out)) / machine.exchange_bytes_per_cycle;
   return streaming + static_cast<double>(transfers) * (2 * costs.supervisor_bundle + costs.transfer_gap) +
-         costs.exchange_latency;
+         static_cast<double>(patterned) * costs.pattern_bundles * costs.supervisor_bundle + costs.exchange_latency;
 }
 
 namespace {
@@ -344,11 +344,12 @@ RearrangeCost rearrange_cost(const Layout& from, const Layout& to) {
   for (int tile : to.tile_list) tiles = std::max(tiles, tile + 1);
   // Per tile: the source block it holds (at most one), and what it sends.
   thread_local std::vector<int> held;
-  thread_local std::vector<std::int64_t> sent, sends;
+  thread_local std::vector<std::int64_t> sent, sends, strided_sends;
   thread_local std::vector<int> holding;
   held.assign(static_cast<std::size_t>(tiles), -1);
   sent.assign(static_cast<std::size_t>(tiles), 0);
   sends.assign(static_cast<std::size_t>(tiles), 0);
+  strided_sends.assign(static_cast<std::size_t>(tiles), 0);
   holding.assign(static_cast<std::size_t>(from.blocks()), 0);
   for (int block = 0; block < from.blocks(); ++block)
     for (int tile : from.block_tiles(block)) held[static_cast<std::size_t>(tile)] = block;
@@ -373,36 +374,40 @@ RearrangeCost rearrange_cost(const Layout& from, const Layout& to) {
         cost.elements_in = std::max(cost.elements_in, area - local);
         incoming_anywhere |= area > local;
       }
-      // Each source block overlapping this one: a transfer, or one per
-      // column when its rows do not move as whole columns; it is sent
-      // unless every wanting tile holds it already.
+      // Each source block overlapping this one is a transfer (block_move),
+      // sent unless every wanting tile holds it already.
       const Span& row_span = row_spans[static_cast<std::size_t>(r)];
       const Span& col_span = col_spans[static_cast<std::size_t>(c)];
-      std::int64_t pieces = 0;
+      std::int64_t pieces = 0, strided_landings = 0;
       for (int hr = row_span.first; hr < row_span.last; ++hr) {
         const Range have_rows = from.rows[static_cast<std::size_t>(hr)];
         const Range moved{std::max(want_rows.begin, have_rows.begin), std::min(want_rows.end, have_rows.end)};
         if (moved.size() <= 0) continue;
-        const bool whole = from.piece_panels == to.piece_panels && moved == have_rows && moved == want_rows;
         for (int hc = col_span.first; hc < col_span.last; ++hc) {
           const std::int64_t cols = overlap(from.cols[static_cast<std::size_t>(hc)], want_cols);
           if (cols == 0) continue;
-          const std::int64_t transfers = whole ? 1 : cols;
-          pieces += transfers;
-          const std::size_t block = static_cast<std::size_t>(hr * from_cols + hc);
-          if (holding[block] == static_cast<int>(wanting.size())) continue;
-          const std::size_t sender = static_cast<std::size_t>(from.block_tiles(static_cast<int>(block)).front());
+          const int block = hr * from_cols + hc;
+          const BlockMove move = block_move(from, block, to, r * to.col_parts() + c, moved, cols);
+          ++pieces;
+          strided_landings += move.destination_strided;
+          if (holding[static_cast<std::size_t>(block)] == static_cast<int>(wanting.size())) continue;
+          const std::size_t sender = static_cast<std::size_t>(from.block_tiles(block).front());
           sent[sender] += moved.size() * cols;
-          sends[sender] += transfers;
+          sends[sender] += 1;
+          strided_sends[sender] += move.source_strided;
         }
       }
-      if (incoming_anywhere) cost.transfers = std::max(cost.transfers, pieces);
+      if (incoming_anywhere) {
+        cost.transfers = std::max(cost.transfers, pieces);
+        cost.patterned = std::max(cost.patterned, strided_landings);
+      }
       for (int tile : wanting)
         if (held[static_cast<std::size_t>(tile)] >= 0) --holding[static_cast<std::size_t>(held[static_cast<std::size_t>(tile)])];
     }
   for (std::size_t tile = 0; tile < sent.size(); ++tile) {
     cost.elements_out = std::max(cost.elements_out, sent[tile]);
     cost.transfers = std::max(cost.transfers, sends[tile]);
+    cost.patterned = std::max(cost.patterned, strided_sends[tile]);
   }
   return cost;
 }

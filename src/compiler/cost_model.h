@@ -37,6 +37,8 @@ struct KernelCosts {
   // receivers at other distances free their ports at other times (fitted
   // to the reference grid's simulated exchange phases).
   int transfer_gap = 20;
+  // A patterned send or receive: its run and stride set, then xpat.
+  int pattern_bundles = 3;
 };
 
 const KernelCosts& kernel_costs();
@@ -124,18 +126,19 @@ double attention_tile_cycles(ElementType input, ElementType output, std::int64_t
 
 // An exchange phase in which the busiest tile receives `bytes_in`, the
 // busiest sends `bytes_out`, and tiles issue up to `transfers` sends or
-// receives each.
+// receives each, `patterned` of them with a byte pattern.
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,
-                       const MachineModel& machine);
+                       const MachineModel& machine, std::int64_t patterned = 0);
 
 // What moving a value from layout `from` to layout `to` costs one group,
 // in elements (multiply by the element bytes for bytes): the busiest
-// tile's elements in and out, and its transfer count (a block of rows x
-// columns moves in one transfer).
+// tile's elements in and out, its transfer count (a block of rows x
+// columns moves in one transfer) and how many of them take a byte pattern.
 struct RearrangeCost {
   std::int64_t elements_in = 0;
   std::int64_t elements_out = 0;
   std::int64_t transfers = 0;
+  std::int64_t patterned = 0;
   bool needed() const { return elements_in > 0; }
 };
 RearrangeCost rearrange_cost(const Layout& from, const Layout& to);

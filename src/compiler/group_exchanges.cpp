@@ -213,8 +213,8 @@ class LirBuilder {
   }
 
   // Every block of the destination gets, from the source block holding
-  // each part of it, its rows x columns: one transfer when they move as
-  // whole columns (moves_whole_columns), else one a column.
+  // each part of it, its rows x columns in one transfer (block_move), with
+  // a byte pattern at an end where each column's rows are a run of their own.
   void add_rearrange(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const MidValue& from = value(op.inputs[0]);
@@ -230,27 +230,25 @@ class LirBuilder {
         const Range rows{std::max(want_rows.begin, have_rows.begin), std::min(want_rows.end, have_rows.end)};
         const Range cols{std::max(want_cols.begin, have_cols.begin), std::min(want_cols.end, have_cols.end)};
         if (rows.size() <= 0 || cols.size() <= 0) continue;
-        const bool whole = moves_whole_columns(from.layout, have, to.layout, want, rows);
+        const BlockMove move = block_move(from.layout, have, to.layout, want, rows, cols.size());
+        const std::uint32_t run = static_cast<std::uint32_t>(rows.size()) * element;
         const std::span<const int> destinations = to.layout.block_tiles(want);
-        for (std::int64_t first = cols.begin; first < cols.end; first = whole ? cols.end : first + 1) {
-          const std::int64_t count = whole ? cols.size() : 1;
-          Transfer transfer;
-          transfer.phase = phase_of(index);
-          transfer.source_tile = from.layout.block_tiles(have).front();
-          transfer.destination_tiles.assign(destinations.begin(), destinations.end());
-          transfer.source = source_base.plus(static_cast<std::uint32_t>(first - have_cols.begin) * from_column +
-                                             static_cast<std::uint32_t>(rows.begin - have_rows.begin) * element);
-          transfer.destination =
-              destination_base.plus(static_cast<std::uint32_t>(first - want_cols.begin) * to_column +
-                                    static_cast<std::uint32_t>(rows.begin - want_rows.begin) * element);
-          transfer.bytes = whole ? static_cast<std::uint32_t>(count) * from_column
-                                 : static_cast<std::uint32_t>(rows.size()) * element;
-          transfer.what = to.layout.row_parts() == 1 && from.layout.row_parts() == 1
-                              ? fmt::format("{} columns {}..{}", to.name, first, first + count)
-                              : fmt::format("{} rows {}..{} columns {}..{}", to.name, rows.begin, rows.end, first,
-                                            first + count);
-          lir_.transfers.push_back(std::move(transfer));
-        }
+        Transfer transfer;
+        transfer.phase = phase_of(index);
+        transfer.source_tile = from.layout.block_tiles(have).front();
+        transfer.destination_tiles.assign(destinations.begin(), destinations.end());
+        transfer.source = source_base.plus(static_cast<std::uint32_t>(cols.begin - have_cols.begin) * from_column +
+                                           static_cast<std::uint32_t>(rows.begin - have_rows.begin) * element);
+        transfer.destination = destination_base.plus(static_cast<std::uint32_t>(cols.begin - want_cols.begin) * to_column +
+                                                     static_cast<std::uint32_t>(rows.begin - want_rows.begin) * element);
+        transfer.bytes = static_cast<std::uint32_t>(cols.size()) * (move.whole_columns ? from_column : run);
+        if (move.source_strided) transfer.source_pattern = BytePattern{run, from_column};
+        if (move.destination_strided) transfer.destination_pattern = BytePattern{run, to_column};
+        transfer.what = to.layout.row_parts() == 1 && from.layout.row_parts() == 1
+                            ? fmt::format("{} columns {}..{}", to.name, cols.begin, cols.end)
+                            : fmt::format("{} rows {}..{} columns {}..{}", to.name, rows.begin, rows.end, cols.begin,
+                                          cols.end);
+        lir_.transfers.push_back(std::move(transfer));
       }
     }
   }

@@ -87,11 +87,18 @@ struct Layout {
   std::int64_t widest() const;
 };
 
-// Whether rows `rows` of block `from_block` of `from` land in block
-// `to_block` of `to` as whole columns: both blocks' rows, with pieces of
-// one panel count, so each column moves with its padding as one run and
-// the columns follow one another. Otherwise each column is a run of its own.
-bool moves_whole_columns(const Layout& from, int from_block, const Layout& to, int to_block, Range rows);
+// How rows `rows` x `cols` columns of block `from_block` of `from` move
+// into block `to_block` of `to`, in one transfer. As whole columns when
+// they are both blocks' rows and the pieces have one panel count: each
+// column with its padding, the columns one after another, contiguous at
+// both ends. Otherwise each column's rows are a run, and an end is strided
+// (a byte pattern) when its runs are not its whole stored columns.
+struct BlockMove {
+  bool whole_columns = false;
+  bool source_strided = false;
+  bool destination_strided = false;
+};
+BlockMove block_move(const Layout& from, int from_block, const Layout& to, int to_block, Range rows, std::int64_t cols);
 
 // One row part covering the chunk's `chunk_panels` panels, column parts
 // `cols`, part c on the tiles `tiles[c]`: the layouts of plans that split

@@ -165,7 +165,7 @@ void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t
   const RearrangeCost cost = context.layouts.cost(from, to);
   if (!cost.needed()) return;
   label.cycles += repeat * exchange_cycles(cost.elements_in * element, cost.elements_out * element, cost.transfers,
-                                           context.options.machine);
+                                           context.options.machine, cost.patterned);
   label.exchanges += static_cast<int>(repeat);
   label.supervisor_bundles += 2 * cost.transfers + 4;
   std::int64_t live = element * (context.layouts.piece_elements(from) + context.layouts.piece_elements(to));
