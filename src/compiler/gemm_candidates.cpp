@@ -123,6 +123,7 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
       std::vector<GemmCandidate>& list = result.by_step[index][group_size];
       for (int row_parts : kRowPartCounts) {
         if (row_parts > group_size) break;
+        if (options.row_parts && row_parts != *options.row_parts) continue;
         for (int k_parts : k_part_counts(group_size / row_parts, ceil_div(k, kPanelRows),
                                          options.max_k_parts.value_or(kMaxKParts))) {
           int column_parts =

@@ -285,6 +285,7 @@ class LirBuilder {
       step(task.weights);
       step(task.bias);
     }
+    for (Transfer& transfer : lir_.transfers) step(transfer.source);
     for (auto& [op, place] : lir_.op_weights) step(place);
     for (auto& [op, place] : lir_.row_weights) step(place);
     for (auto& [weight, place] : lir_.bias_places) step(place);

@@ -20,6 +20,9 @@ struct CompileOptions {
   // sum in one accumulator, in the host reference's order: results are then
   // bit-identical to the reference (at some cost in cycles).
   std::optional<int> max_k_parts;
+  // Every GEMM splits its rows into this many parts, storing each weight
+  // block once and gathering it (tests and experiments); unset = search.
+  std::optional<int> row_parts;
   // A stage name: the compile result carries a text dump of the IR as that
   // stage left it (--dump-after). Empty = no dump.
   std::string dump_after;

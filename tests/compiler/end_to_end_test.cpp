@@ -85,6 +85,27 @@ TEST(EndToEnd, SumsInOneAccumulatorAreBitIdenticalToTheReference) {
   }
 }
 
+// Row parts: each tile computes its rows of the block it holds, from
+// weights stored once in pieces over the row parts and gathered first.
+TEST(EndToEnd, RowPartsGatherTheirWeightsAndMatchTheReference) {
+  for (graph::Precision precision : {graph::Precision::Fp8, graph::Precision::Fp32}) {
+    graph::MlpOptions mlp = small_mlp(precision);
+    mlp.tokens = 100;  // 7 panels: row parts of 3, 2 and 2
+    mlp.blocks = 2;
+    mlp.bias = true;
+    CompileOptions options = on_tiles(16);
+    options.groups = 1;
+    options.row_parts = 3;
+    Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+    EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
+    EXPECT_NE(outcome.compiled.plan.find("gemm1 3x"), std::string::npos) << outcome.compiled.plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
+    // One K part: every sum in one accumulator, as the reference sums.
+    options.max_k_parts = 1;
+    EXPECT_EQ(compile_and_run(graph::build_workload("mlp", mlp), options).max_error, 0.0);
+  }
+}
+
 TEST(EndToEnd, Fp16AndFp32MlpsMatchTheReference) {
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp16)), on_tiles(16));
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp32)), on_tiles(16));
