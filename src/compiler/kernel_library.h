@@ -130,7 +130,8 @@ struct AttentionVariant {
 
 // The merge of partial attention results (merge_kernel.h): n partial
 // outputs O_i (FP32, panel format) with their softmax statistics become
-// sum_i exp(m_i - M) O_i / sum_i exp(m_i - M) l_i, in FP16 or FP32.
+// sum_i u_i O_i, u_i = exp(m_i - M) / sum_j exp(m_j - M) l_j, in FP16 or
+// FP32.
 struct MergeVariant {
   ElementType output = ElementType::F16;
   // Bytes from one column of a partial output to the next (P x 64, P the
@@ -141,8 +142,8 @@ struct MergeVariant {
   auto operator<=>(const MergeVariant&) const = default;
 };
 
-// Column offsets up to 4 strides are ld128 immediates (signed 15 bits).
-constexpr std::uint32_t kMaxMergePartialColumnStride = 4080;
+// Column offsets up to 5 strides are ld128 immediates (signed 15 bits).
+constexpr std::uint32_t kMaxMergePartialColumnStride = 3264;
 
 // The scratch one attention worker needs for items of `s` rows: two
 // regions (the kernel takes two query rows at a time), each the scores of

@@ -1,15 +1,15 @@
 // The attention merge kernel: n partial attention outputs O_i (FP32, each
 // over its own key block, unnormalised) and their softmax statistics
 // (m_i, l_i per row) become, per row,
-//   M = max_i m_i,  w_i = exp(m_i - M),
-//   out = (sum_i w_i O_i) / (sum_i w_i l_i)
+//   M = max_i m_i,  w_i = exp(m_i - M),  L = sum_i w_i l_i,
+//   u_i = w_i / L,  out = sum_i u_i O_i
 // in FP16 or FP32 (docs/kernels.md "Attention merge" gives the argument
 // block and the exact order of the arithmetic).
 //
 // Workers take row quads (4 rows, one FP32 quad) and a range of columns.
-// Per quad: the weights w_i, 1/L and -L into the worker's scratch; then the
-// columns 5 at a time (a tail of 1-4 last), each block summing its 5
-// columns over the partials in 5 accumulator quads before dividing them.
+// Per quad: the weights u_i into the worker's scratch; then the columns 6
+// at a time (a tail of 1-5 last), each block summing its 6 columns over
+// the partials in 6 accumulator quads.
 #pragma once
 
 #include "compiler/kernel_library.h"
@@ -22,22 +22,22 @@
 namespace tilec::compiler {
 
 // Columns a block sums at once.
-constexpr int kMergeBlockColumns = 5;
+constexpr int kMergeBlockColumns = 6;
 
-// Bytes of one merge worker's scratch for n partials: 1/L, the block count,
-// then the n weights (16 bytes each).
-constexpr std::int64_t merge_scratch_bytes(std::int64_t partials) { return 32 + 16 * partials; }
+// Bytes of one merge worker's scratch for n partials: the block count (16
+// bytes), then the n weights of a row quad (16 bytes each).
+constexpr std::int64_t merge_scratch_bytes(std::int64_t partials) { return 16 + 16 * partials; }
 
 struct MergeShape {
   int entry = 0;  // to the empty check, included
   int quad = 0;   // straight-line bundles per row quad: statistics set-up, bases, the loop back
-  // The two loops over the partials' statistics per quad (largest m, then
-  // the weights and L): fixed + (n - 1) x interval bundles each.
-  std::array<int, 2> statistics_fixed{}, statistics_interval{};
-  // A block of k columns (index k = 1..5): bundles outside its loop over
+  // The three loops over the partials' statistics per quad (M; the w_i and
+  // L; the u_i): fixed + (n - 1) x interval bundles each.
+  std::array<int, 3> statistics_fixed{}, statistics_interval{};
+  // A block of k columns (index k = 1..6): bundles outside its loop over
   // the partials, and per partial after the first (k + 2).
   std::array<int, kMergeBlockColumns + 1> block{}, per_partial{};
-  // Choosing the tail block after the full blocks, by tail width 0..4.
+  // Choosing the tail block after the full blocks, by tail width 0..5.
   std::array<int, kMergeBlockColumns> dispatch{};
   int exit = 1;
 };

@@ -1,10 +1,10 @@
 // The attention merge kernel (compiler/merge_kernel.h) on one simulated
 // tile: n partial outputs and their statistics merged, against a host
 // model of the kernel's order bit for bit (M = max_i m_i from -inf, w_i =
-// exp(m_i - M), L and the sums by fused multiply-adds in i order from +0,
-// the division correctly rounded, then the output rounding), and against
-// the merge computed in double within a few FP32 ulps; every worker's
-// bundles against the cost model.
+// exp(m_i - M), L = fma(w_i, l_i, L) in i order from +0, u_i = w_i / L
+// correctly rounded, out = fma(u_i, O_i, out) in i order from +0, then the
+// output rounding), and against the merge computed in double; every
+// worker's bundles against the cost model.
 #include "compiler/cost_model.h"
 #include "compiler/merge_kernel.h"
 #include "kernel_harness.h"
@@ -136,11 +136,11 @@ MergeOutcome run_merge(const MergeCase& c) {
       double exact = 0.0, magnitude = 0.0;
       for (std::int64_t i = 0; i < n; ++i) {
         const float value = o[static_cast<std::size_t>((i * rows + row) * c.columns + column)];
-        sum = std::fma(value, w[static_cast<std::size_t>(i)], sum);
+        sum = std::fma(value, w[static_cast<std::size_t>(i)] / total, sum);
         exact += std::exp(static_cast<double>(m[at(i, row)]) - largest) * value;
         magnitude += std::exp(static_cast<double>(m[at(i, row)]) - largest) * std::fabs(value);
       }
-      const float expected32 = sum / total;
+      const float expected32 = sum;
       const std::size_t index = static_cast<std::size_t>(column * rows + row) * out_bytes;
       float got;
       std::uint32_t expected_bits, got_bits;
@@ -189,8 +189,8 @@ TEST_P(MergeKernel, MatchesTheModelBitForBitAndTheCostModel) {
       c.stats_after_partial = after;
       MergeOutcome outcome = run_merge(c);
       EXPECT_EQ(outcome.mismatches, 0) << describe(c);
-      // The merge in FP32 against the truth: each weight, term and the
-      // division a rounding, L's relative error included.
+      // The merge in FP32 against the truth: each weight, quotient and term
+      // a rounding, L's relative error included.
       EXPECT_LT(outcome.worst, 4.0 * static_cast<double>(partials + 3)) << describe(c);
       expect_bundles(c, outcome);
     }
@@ -229,7 +229,7 @@ TEST(MergeKernel, TileCyclesFollowTheCostModel) {
 
 TEST(MergeKernel, RejectsStridesItsImmediatesCannotHold) {
   KernelLibrary library;
-  EXPECT_THROW(library.merge(MergeVariant{ElementType::F16, 4096, 64}), Error);
+  EXPECT_THROW(library.merge(MergeVariant{ElementType::F16, kMaxMergePartialColumnStride + 16, 64}), Error);
   EXPECT_THROW(library.merge(MergeVariant{ElementType::F32, 64, 40}), Error);
   EXPECT_THROW(library.merge(MergeVariant{ElementType::F143, 64, 64}), Error);
   EXPECT_NO_THROW(library.merge(MergeVariant{ElementType::F16, kMaxMergePartialColumnStride, 8}));
