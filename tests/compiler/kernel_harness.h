@@ -1,9 +1,9 @@
-// Running one kernel of the library on one simulated tile, for the kernel
+// Running kernels of the library on one simulated tile, for the kernel
 // tests: the library image (compile_runtime + compile_kernels, linked by
 // link_runtime), a supervisor built with isa::CodeBuilder that starts one
-// worker per argument block and waits for them, the argument blocks in an
-// .args segment, input bytes in data segments, and outputs read back
-// through bindings.
+// worker per argument block and waits for them, launch after launch
+// (KernelRun::then), the argument blocks in an .args segment, input bytes
+// in data segments, and outputs read back through bindings.
 //
 //   KernelHarness harness(library);
 //   KernelRun run{"gemm_f143_0", {block0, block1}};

@@ -41,6 +41,7 @@ struct SoftmaxCase {
   std::int64_t first_output_column = 0;
   std::int64_t output_columns = 0;
   bool in_place = false;  // a split normalised softmax keeps its exponentials in the input (FP32)
+  bool stats_in_chunk0 = false;  // a split partial softmax writes its statistics over chunk 0's
 
   std::int64_t written() const { return output_columns ? output_columns : columns; }
   RowVariant variant(SoftmaxForm form) const {
@@ -186,8 +187,9 @@ SoftmaxOutcome run_softmax(const SoftmaxCase& c) {
   const std::vector<std::uint8_t> x_bytes = panel_bytes(outcome.x, c.panels, c.stored_columns, c.input);
   const std::uint32_t x = places.take(static_cast<std::uint32_t>(x_bytes.size()));
   const std::uint32_t out_size = static_cast<std::uint32_t>(c.stored_columns) * out_stride;
-  const std::uint32_t out = places.take(out_size), stats = places.take(stats_bytes);
+  const std::uint32_t out = places.take(out_size);
   const std::uint32_t chunk_stats = places.take(stats_bytes * static_cast<std::uint32_t>(c.chunks));
+  const std::uint32_t stats = c.stats_in_chunk0 ? chunk_stats : places.take(stats_bytes);
   const std::uint32_t e_stride = static_cast<std::uint32_t>(16 * c.panels) * 4;
   const std::uint32_t e = c.in_place ? x : places.take(static_cast<std::uint32_t>(c.columns) * e_stride);
   testing::SoftmaxBuffers buffers;
@@ -328,6 +330,17 @@ TEST(GeneratedSoftmax, SplitPartialGivesTheWholeKernelsProbabilitiesAndLargest) 
   EXPECT_TRUE(std::equal(whole.out.begin(), whole.out.begin() + static_cast<std::ptrdiff_t>(bytes), split.out.begin()));
   for (std::int64_t row = 0; row < 16 * c.panels; ++row)
     EXPECT_EQ(bits(stats_of(whole.stats, row).first), bits(stats_of(split.stats, row).first)) << row;
+}
+
+TEST(GeneratedSoftmax, ASplitPartialOneCanWriteItsStatisticsOverChunkZeros) {
+  SoftmaxCase c;
+  c.partial = true;
+  c.chunks = 6;
+  c.panels = 4;
+  c.columns = c.stored_columns = 30;
+  c.stats_in_chunk0 = true;
+  SoftmaxOutcome outcome = run_softmax(c);
+  check(c, outcome);
 }
 
 TEST(GeneratedSoftmax, ASplitNormalisedOneCanKeepItsExponentialsInTheInput) {
