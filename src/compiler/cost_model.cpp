@@ -3,6 +3,7 @@
 #include "compiler/combine_kernel.h"
 #include "compiler/merge_kernel.h"
 #include "compiler/softmax_kernel.h"
+#include "support/error.h"
 
 #include <algorithm>
 #include <map>
@@ -183,6 +184,10 @@ std::int64_t softmax_variant_worker_bundles(const RowVariant& variant, std::int6
 }
 
 std::vector<SoftmaxShare> softmax_shares(std::int64_t panels, std::int64_t columns, int chunks) {
+  TILEC_CHECK(std::find(std::begin(kSoftmaxChunkChoices), std::end(kSoftmaxChunkChoices), chunks) !=
+                      std::end(kSoftmaxChunkChoices) &&
+                  chunks <= columns,
+              "softmax over {} columns split into {} chunks (1, 2, 3 or 6, at most one per column)", columns, chunks);
   const std::int64_t halves = 2 * panels, per_chunk = 6 / chunks;
   std::vector<SoftmaxShare> shares;
   for (int chunk = 0; chunk < chunks; ++chunk)

@@ -60,7 +60,7 @@ class KernelWriter {
 // setting up its count register before the loop is written.
 LoopShape loop_shape(const std::vector<KernelOp>& body);
 
-// Register masks of quad Q (= $a(4Q):(4Q+3)) and of $mN.
+// Quad Q is $a(4Q):(4Q+3): its register mask and name; a pair's name.
 inline RegisterMask quad_mask(int q) { return a_quad(4 * q); }
 std::string quad_name(int q);
 std::string pair_name(int first);

@@ -1,7 +1,5 @@
 #include "compiler/merge_kernel.h"
 
-#include "support/error.h"
-
 #include <fmt/format.h>
 
 namespace tilec::compiler {

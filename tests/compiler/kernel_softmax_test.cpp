@@ -363,6 +363,9 @@ TEST(GeneratedSoftmax, FormsIgnoringTypesShareAKernel) {
   EXPECT_EQ(library.variant_count(), 2u);
   EXPECT_THROW(library.row(RowVariant{true, ElementType::F16, ElementType::F16, SoftmaxForm::Partial}), Error);
   EXPECT_THROW(library.row(RowVariant{false, ElementType::F143, ElementType::F16, SoftmaxForm::Partial}), Error);
+  EXPECT_THROW(softmax_shares(2, 40, 4), Error);
+  EXPECT_THROW(softmax_shares(2, 2, 3), Error);
+  EXPECT_EQ(softmax_shares(2, 2, 2).size(), 6u);
 }
 
 // 1, 2 and 5 panels of 96 columns (scores in FP32 or FP16, probabilities in
