@@ -1,6 +1,7 @@
 # FP32 GEMM on the AMP: C^T block = W^T x X^T, one 16x16 block per job.
 # Same jobs, argument block, layouts and drains as gemm_f8.S, with FP32
-# operands: weights [k][16 n] (64 bytes per k: quads w0..w3 of 4 columns),
+# operands: weights [k][16 n] (64 bytes per k: quads w0..w3 of 4 columns,
+# w_stride from one k to the next),
 # activations [k][panels][16 m] (64 bytes per (k, panel): quads x0..x3).
 #
 # Per k step: sixteen amp.f32 (16 x 16 = 256 MACs), one per bundle: the
@@ -14,8 +15,8 @@
 # Needs the macros of gemm_common.inc, included once before this file.
 
 # One k step, loading the next step's operands as it goes.
-.macro GEMM_F32_STEP x_stride
-    { ld128pi $a12:15, $m4, 16 ; amp.f32 $a0:3, $a16:19, 0 }
+.macro GEMM_F32_STEP x_stride, w_stride
+    { ld128pi $a12:15, $m4, \w_stride - 48 ; amp.f32 $a0:3, $a16:19, 0 }
     amp.f32 $a0:3, $a20:23, 1
     amp.f32 $a0:3, $a24:27, 2
     { ld128pi $a0:3, $m4, 16 ; amp.f32 $a0:3, $a28:31, 3 }
@@ -52,7 +53,7 @@
     amp.f32 $a12:15, $a28:31, 15
 .endm
 
-.macro GEMM_F32 name, x_stride, out_stride, scale, drain
+.macro GEMM_F32 name, x_stride, w_stride, out_stride, scale, drain
 .section .kernels, "x"
 .global \name
 .type \name, @kernel
@@ -67,7 +68,7 @@
     ld128pi $a28:31, $m5, \x_stride - 48
     addi $m9, $m7, -1
     rpt $m9, 16
-    GEMM_F32_STEP \x_stride
+    GEMM_F32_STEP \x_stride, \w_stride
     GEMM_F32_LAST
     DRAIN_\drain \scale, \out_stride
     GEMM_JOBS_END \name

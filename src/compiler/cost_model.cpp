@@ -1,6 +1,9 @@
 #include "compiler/cost_model.h"
 
 #include "compiler/combine_kernel.h"
+#include "compiler/merge_kernel.h"
+#include "compiler/softmax_kernel.h"
+#include "support/error.h"
 
 #include <algorithm>
 #include <map>
@@ -258,6 +261,144 @@ int fastest_row_apply_ranges(RowKernel kernel, ElementType input, ElementType ou
   return fastest_ranges(columns, [&](int ranges) {
     return row_apply_tile_cycles(kernel, input, output, panels, columns, slots, ranges);
   });
+}
+
+namespace {
+
+// The generated kernels' shapes come from their code generators (their
+// loops are modulo-scheduled: milliseconds); the planner asks often.
+template <typename Variant, typename Shape>
+Shape cached(const Variant& variant, Shape (*make)(const Variant&)) {
+  static std::mutex mutex;
+  static std::map<Variant, Shape> shapes;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = shapes.find(variant);
+  if (it == shapes.end()) it = shapes.emplace(variant, make(variant)).first;
+  return it->second;
+}
+
+double launch_cycles(std::int64_t busiest_bundles) {
+  return 6.0 * static_cast<double>(busiest_bundles) + kernel_costs().run_workers;
+}
+
+}  // namespace
+
+std::int64_t softmax_variant_worker_bundles(const RowVariant& variant, std::int64_t half_panels,
+                                            std::int64_t columns, std::int64_t output_columns,
+                                            std::int64_t chunks) {
+  return softmax_worker_bundles(cached(variant, &softmax_shape), half_panels, columns, output_columns, chunks);
+}
+
+std::vector<SoftmaxShare> softmax_shares(std::int64_t panels, std::int64_t columns, int chunks) {
+  TILEC_CHECK(std::find(std::begin(kSoftmaxChunkChoices), std::end(kSoftmaxChunkChoices), chunks) !=
+                      std::end(kSoftmaxChunkChoices) &&
+                  chunks <= columns,
+              "softmax over {} columns split into {} chunks (1, 2, 3 or 6, at most one per column)", columns, chunks);
+  const std::int64_t halves = 2 * panels, per_chunk = 6 / chunks;
+  std::vector<SoftmaxShare> shares;
+  for (int chunk = 0; chunk < chunks; ++chunk)
+    for (std::int64_t u = 0; u < per_chunk; ++u) {
+      SoftmaxShare share;
+      share.chunk = chunk;
+      share.first_half = halves * u / per_chunk;
+      share.halves = halves * (u + 1) / per_chunk - share.first_half;
+      share.first_column = columns * chunk / chunks;
+      share.columns = columns * (chunk + 1) / chunks - share.first_column;
+      shares.push_back(share);
+    }
+  return shares;
+}
+
+double softmax_tile_cycles(const RowVariant& variant, std::int64_t panels, std::int64_t columns, int chunks) {
+  if (panels == 0 || columns == 0) return 0;
+  const std::vector<SoftmaxShare> shares = softmax_shares(panels, columns, chunks);
+  // The busiest worker of one launch of `kernel` (a finish of a partial
+  // softmax runs on chunk 0's workers only).
+  auto launch = [&](const RowVariant& kernel, bool first_chunk_only) {
+    std::int64_t busiest = 0;
+    for (const SoftmaxShare& share : shares) {
+      if (first_chunk_only && share.chunk != 0) continue;
+      const std::int64_t bundles =
+          kernel.generated()
+              ? softmax_variant_worker_bundles(kernel, share.halves, share.columns, share.columns, chunks)
+              : row_worker_bundles(RowKernel::Softmax, kernel.input, kernel.output, share.halves, share.columns,
+                                   share.columns);
+      busiest = std::max(busiest, bundles);
+    }
+    return launch_cycles(busiest);
+  };
+  if (chunks == 1) return launch(variant, false);
+  const bool partial = variant.form == SoftmaxForm::Partial;
+  RowVariant max = variant, exp = variant, finish = variant;
+  max.form = SoftmaxForm::ChunkMax;
+  exp.form = SoftmaxForm::ChunkExp;
+  if (!partial) exp.output = ElementType::F32;
+  finish.form = partial ? SoftmaxForm::FinishStats : SoftmaxForm::FinishNormalise;
+  return launch(max, false) + launch(exp, false) + launch(finish, partial);
+}
+
+int softmax_best_chunks(const RowVariant& variant, std::int64_t panels, std::int64_t columns) {
+  int best = 1;
+  for (int chunks : kSoftmaxChunkChoices)
+    if (chunks <= columns &&
+        softmax_tile_cycles(variant, panels, columns, chunks) < softmax_tile_cycles(variant, panels, columns, best))
+      best = chunks;
+  return best;
+}
+
+std::int64_t merge_worker_bundles(const MergeVariant& variant, std::int64_t quads, std::int64_t columns,
+                                  std::int64_t partials) {
+  return merge_worker_bundles(cached(variant, &merge_shape), quads, columns, partials);
+}
+
+namespace {
+
+std::vector<MergeShare> merge_grid(std::int64_t quads, std::int64_t columns, std::int64_t quad_groups,
+                                   std::int64_t column_groups) {
+  std::vector<MergeShare> shares;
+  for (std::int64_t g = 0; g < quad_groups; ++g)
+    for (std::int64_t h = 0; h < column_groups; ++h) {
+      MergeShare share;
+      share.first_quad = quads * g / quad_groups;
+      share.quads = quads * (g + 1) / quad_groups - share.first_quad;
+      share.first_column = columns * h / column_groups;
+      share.columns = columns * (h + 1) / column_groups - share.first_column;
+      shares.push_back(share);
+    }
+  return shares;
+}
+
+std::int64_t busiest_merge_worker(const MergeVariant& variant, const std::vector<MergeShare>& shares,
+                                  std::int64_t partials) {
+  std::int64_t busiest = 0;
+  for (const MergeShare& share : shares)
+    busiest = std::max(busiest, merge_worker_bundles(variant, share.quads, share.columns, partials));
+  return busiest;
+}
+
+}  // namespace
+
+std::vector<MergeShare> merge_shares(const MergeVariant& variant, std::int64_t quads, std::int64_t columns,
+                                     std::int64_t partials) {
+  std::vector<MergeShare> best;
+  std::int64_t best_bundles = 0;
+  for (std::int64_t quad_groups = 1; quad_groups <= std::min<std::int64_t>(6, quads); ++quad_groups)
+    for (std::int64_t column_groups = 1; column_groups <= std::min<std::int64_t>(6 / quad_groups, columns);
+         ++column_groups) {
+      std::vector<MergeShare> shares = merge_grid(quads, columns, quad_groups, column_groups);
+      const std::int64_t bundles = busiest_merge_worker(variant, shares, partials);
+      if (best.empty() || bundles < best_bundles) {
+        best = std::move(shares);
+        best_bundles = bundles;
+      }
+    }
+  return best;
+}
+
+double merge_tile_cycles(const MergeVariant& variant, std::int64_t quads, std::int64_t columns,
+                         std::int64_t partials) {
+  if (quads == 0 || columns == 0) return 0;
+  return launch_cycles(busiest_merge_worker(variant, merge_shares(variant, quads, columns, partials), partials));
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "target/machine.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace tilec::compiler {
 
@@ -113,6 +114,53 @@ double row_apply_tile_cycles(RowKernel kernel, ElementType input, ElementType ou
 int fastest_row_stats_ranges(RowKernel kernel, ElementType input, std::int64_t panels, std::int64_t columns);
 int fastest_row_apply_ranges(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,
                              std::int64_t columns, std::int64_t slots);
+
+// The generated softmax kernels (softmax_kernel.h, every RowVariant with
+// generated()): the bundles one worker issues for `half_panels` half
+// panels, reading `columns` columns (C, or its chunk's), writing
+// `output_columns` (a normalised softmax's C'), of a softmax split into
+// `chunks` chunks (ChunkExp, the finishes).
+std::int64_t softmax_variant_worker_bundles(const RowVariant& variant, std::int64_t half_panels,
+                                            std::int64_t columns, std::int64_t output_columns,
+                                            std::int64_t chunks = 1);
+
+// One worker's share of a softmax whose C columns are cut into K chunks:
+// chunk k is columns [C k / K, C (k + 1) / K), taken by 6 / K workers who
+// split the 2P half panels between them (worker u of the chunk takes
+// [2P u / (6 / K), 2P (u + 1) / (6 / K))). K = 1 is the whole-row kernels'
+// split of half panels.
+struct SoftmaxShare {
+  std::int64_t first_half = 0, halves = 0;
+  int chunk = 0;
+  std::int64_t first_column = 0, columns = 0;
+};
+constexpr int kSoftmaxChunkChoices[] = {1, 2, 3, 6};
+std::vector<SoftmaxShare> softmax_shares(std::int64_t panels, std::int64_t columns, int chunks);
+
+// A tile's cycles for a softmax (`variant.form` Normalised or Partial, any
+// scale) over `panels` panels of `columns` columns: with one chunk the
+// whole-row kernel (today's fixed kernel when normalised and unscaled),
+// else the three split kernels, a launch each (a normalised one keeps the
+// exponentials in FP32 between them).
+double softmax_tile_cycles(const RowVariant& variant, std::int64_t panels, std::int64_t columns, int chunks);
+// The chunk count of kSoftmaxChunkChoices with the fewest cycles.
+int softmax_best_chunks(const RowVariant& variant, std::int64_t panels, std::int64_t columns);
+
+// The attention merge (merge_kernel.h): the bundles one worker issues for
+// `quads` row quads of `columns` columns over `partials` partials.
+std::int64_t merge_worker_bundles(const MergeVariant& variant, std::int64_t quads, std::int64_t columns,
+                                  std::int64_t partials);
+// Workers on a grid of row-quad groups x column groups (at most six
+// cells; each worker one cell: its quads and columns split as evenly as
+// they divide), the grid with the fewest cycles.
+struct MergeShare {
+  std::int64_t first_quad = 0, quads = 0;
+  std::int64_t first_column = 0, columns = 0;
+};
+std::vector<MergeShare> merge_shares(const MergeVariant& variant, std::int64_t quads, std::int64_t columns,
+                                     std::int64_t partials);
+double merge_tile_cycles(const MergeVariant& variant, std::int64_t quads, std::int64_t columns,
+                         std::int64_t partials);
 
 // The attention kernels (kernels/attention.S): the bundles one worker
 // issues for query rows [first_row, first_row + rows) of items of S rows,

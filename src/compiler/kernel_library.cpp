@@ -1,6 +1,8 @@
 #include "compiler/kernel_library.h"
 
 #include "compiler/combine_kernel.h"
+#include "compiler/merge_kernel.h"
+#include "compiler/softmax_kernel.h"
 
 #include "isa/assembler.h"
 #include "support/error.h"
@@ -74,15 +76,15 @@ std::string gemm_source(const std::string& name, const GemmVariant& variant) {
       !variant.epilogue.empty() ? name : variant.accumulate ? "F32_ADD" : variant.drain_f32 ? "F32" : "F16";
   switch (variant.weights) {
     case ElementType::F32:
-      return fused + fmt::format("GEMM_F32 {}, {}, {}, {}, {}\n", name, variant.activation_stride, variant.output_stride,
-                         variant.scale, drain);
+      return fused + fmt::format("GEMM_F32 {}, {}, {}, {}, {}, {}\n", name, variant.activation_stride,
+                                 variant.weight_row_bytes(), variant.output_stride, variant.scale, drain);
     case ElementType::F16:
-      return fused + fmt::format("GEMM_F16 {}, {}, {}, {}, {}\n", name, variant.activation_stride, variant.output_stride,
-                         variant.scale, drain);
+      return fused + fmt::format("GEMM_F16 {}, {}, {}, {}, {}, {}\n", name, variant.activation_stride,
+                                 variant.weight_row_bytes(), variant.output_stride, variant.scale, drain);
     default:
-      return fused + fmt::format("GEMM_F8 {}, {}, {}, {}, {}, {}, {}\n", name, fp8_name(variant.weights),
-                         fp8_name(variant.activations), variant.activation_stride, variant.output_stride,
-                         variant.scale, drain);
+      return fused + fmt::format("GEMM_F8 {}, {}, {}, {}, {}, {}, {}, {}\n", name, fp8_name(variant.weights),
+                                 fp8_name(variant.activations), variant.activation_stride,
+                                 variant.weight_row_bytes(), variant.output_stride, variant.scale, drain);
   }
 }
 
@@ -109,10 +111,16 @@ int gemm_drain_bundles(const GemmVariant& variant) {
   return 16 * static_cast<int>(fused_row(variant, 0, 0).size()) + static_cast<int>(fused_stores(variant, 0).size());
 }
 
-std::string KernelLibrary::gemm(const GemmVariant& variant) {
-  TILEC_CHECK(fused_epilogue_supported(variant), "GEMM variant with an epilogue its drain cannot apply");
-  TILEC_CHECK(!variant.accumulate || (variant.drain_f32 && variant.epilogue.empty()),
+std::string KernelLibrary::gemm(const GemmVariant& requested) {
+  TILEC_CHECK(fused_epilogue_supported(requested), "GEMM variant with an epilogue its drain cannot apply");
+  TILEC_CHECK(!requested.accumulate || (requested.drain_f32 && requested.epilogue.empty()),
               "GEMM variant accumulating into partial sums needs an FP32 drain without an epilogue");
+  TILEC_CHECK(requested.weight_stride % 16 == 0 && requested.weight_stride <= kMaxGemmWeightStride,
+              "GEMM weight stride of {} bytes (a multiple of 16 up to {})", requested.weight_stride,
+              kMaxGemmWeightStride);
+  // The packed stride spelled out is the same kernel as the default.
+  GemmVariant variant = requested;
+  variant.weight_stride = requested.weight_row_bytes();
   auto it = gemms_.find(variant);
   if (it != gemms_.end()) return it->second;
   std::string name = fmt::format("gemm_{}_{}", element_type_name(variant.weights), gemms_.size());
@@ -130,33 +138,71 @@ std::string KernelLibrary::combine(const CombineVariant& variant) {
   return name;
 }
 
-std::string KernelLibrary::row(const RowVariant& variant) {
-  auto it = rows_.find(variant);
-  if (it != rows_.end()) return it->second;
-  const char* op = variant.layernorm ? "layernorm" : "softmax";
-  auto type_ok = [](ElementType t) { return t == ElementType::F16 || t == ElementType::F32; };
-  TILEC_CHECK(type_ok(variant.input) && type_ok(variant.output), "{} kernel from {} to {}", op,
-              element_type_name(variant.input), element_type_name(variant.output));
-  std::string name;
-  switch (variant.stage) {
-    case RowStage::Whole:
-      name = fmt::format("{}_{}_{}", op, element_type_name(variant.input), element_type_name(variant.output));
+namespace {
+
+// The variant with the fields its form ignores set to one value, so that
+// requests differing only there share a kernel.
+RowVariant canonical(RowVariant variant) {
+  switch (variant.form) {
+    case SoftmaxForm::ChunkMax: variant.output = ElementType::F32; break;
+    case SoftmaxForm::FinishStats:
+      variant.input = variant.output = ElementType::F32;
+      variant.scaled = false;
       break;
+    case SoftmaxForm::FinishNormalise:
+      variant.input = ElementType::F32;
+      variant.scaled = false;
+      break;
+    default: break;
+  }
+  return variant;
+}
+
+std::string row_name(const RowVariant& variant) {
+  auto type = [](ElementType t) { return element_type_name(t); };
+  const char* op = variant.layernorm ? "layernorm" : "softmax";
+  switch (variant.stage) {
+    case RowStage::Whole: break;
     case RowStage::Statistics:
       TILEC_CHECK(variant.output == ElementType::F32, "{} statistics kernel with {} records (they are f32)", op,
-                  element_type_name(variant.output));
-      name = fmt::format("{}_stats_{}", op, element_type_name(variant.input));
-      break;
-    case RowStage::Apply:
-      name = fmt::format("{}_apply_{}_{}", op, element_type_name(variant.input), element_type_name(variant.output));
-      break;
+                  type(variant.output));
+      return fmt::format("{}_stats_{}", op, type(variant.input));
+    case RowStage::Apply: return fmt::format("{}_apply_{}_{}", op, type(variant.input), type(variant.output));
     case RowStage::Merge:
       TILEC_CHECK(variant.input == ElementType::F32 && variant.output == ElementType::F32,
-                  "{} merge kernel from {} to {} records (they are f32)", op, element_type_name(variant.input),
-                  element_type_name(variant.output));
-      name = fmt::format("{}_merge", op);
-      break;
+                  "{} merge kernel from {} to {} records (they are f32)", op, type(variant.input),
+                  type(variant.output));
+      return fmt::format("{}_merge", op);
   }
+  if (variant.layernorm) return fmt::format("layernorm_{}_{}", type(variant.input), type(variant.output));
+  const char* scaled = variant.scaled ? "scaled_" : "";
+  switch (variant.form) {
+    case SoftmaxForm::Normalised:
+      return fmt::format("softmax_{}{}_{}", scaled, type(variant.input), type(variant.output));
+    case SoftmaxForm::Partial:
+      return fmt::format("softmax_partial_{}{}_{}", scaled, type(variant.input), type(variant.output));
+    case SoftmaxForm::ChunkMax: return fmt::format("softmax_chunk_max_{}{}", scaled, type(variant.input));
+    case SoftmaxForm::ChunkExp:
+      return fmt::format("softmax_chunk_exp_{}{}_{}", scaled, type(variant.input), type(variant.output));
+    case SoftmaxForm::FinishStats: return "softmax_finish_stats";
+    case SoftmaxForm::FinishNormalise: return fmt::format("softmax_finish_{}", type(variant.output));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string KernelLibrary::row(const RowVariant& requested) {
+  auto type_ok = [](ElementType t) { return t == ElementType::F16 || t == ElementType::F32; };
+  TILEC_CHECK(type_ok(requested.input) && type_ok(requested.output), "row kernel from {} to {}",
+              element_type_name(requested.input), element_type_name(requested.output));
+  TILEC_CHECK((!requested.layernorm && requested.stage == RowStage::Whole) ||
+                  (requested.form == SoftmaxForm::Normalised && !requested.scaled),
+              "LayerNorm or split-column kernel with a softmax form");
+  const RowVariant variant = canonical(requested);
+  auto it = rows_.find(variant);
+  if (it != rows_.end()) return it->second;
+  std::string name = row_name(variant);
   rows_.emplace(variant, name);
   return name;
 }
@@ -206,11 +252,35 @@ std::string KernelLibrary::attention(const AttentionVariant& variant) {
   return name;
 }
 
+std::string KernelLibrary::merge(const MergeVariant& variant) {
+  TILEC_CHECK(variant.output == ElementType::F16 || variant.output == ElementType::F32,
+              "attention merge kernel writing {}", element_type_name(variant.output));
+  TILEC_CHECK(variant.partial_column_stride % 16 == 0 && variant.partial_column_stride > 0 &&
+                  variant.partial_column_stride <= kMaxMergePartialColumnStride,
+              "attention merge kernel with a partial column stride of {} bytes (a multiple of 16 up to {})",
+              variant.partial_column_stride, kMaxMergePartialColumnStride);
+  // One row quad of a column: 16 bytes of FP32 or 8 of FP16, aligned.
+  const std::uint32_t quad_bytes = 4 * element_bytes(variant.output);
+  TILEC_CHECK(variant.output_column_stride % quad_bytes == 0 && variant.output_column_stride > 0 &&
+                  variant.output_column_stride < 16384,
+              "attention merge kernel with an output column stride of {} bytes (a multiple of {} below 16384)",
+              variant.output_column_stride, quad_bytes);
+  auto it = merges_.find(variant);
+  if (it != merges_.end()) return it->second;
+  std::string name = fmt::format("attention_merge_{}_{}", element_type_name(variant.output), merges_.size());
+  merges_.emplace(variant, name);
+  return name;
+}
+
 std::string KernelLibrary::variant_source() const {
   std::string text(embedded_kernel_sources().at("runtime.S"));
   for (const auto& [variant, name] : gemms_) text += gemm_source(name, variant);
   for (const auto& [variant, name] : combines_) text += combine_source(name, variant);
   for (const auto& [variant, name] : rows_) {
+    if (variant.generated()) {
+      text += softmax_source(name, variant);
+      continue;
+    }
     auto type = [](ElementType t) { return t == ElementType::F32 ? "F32" : "F16"; };
     auto half = [](ElementType t) { return t == ElementType::F32 ? 32 : 16; };
     const char* op = variant.layernorm ? "LAYERNORM" : "SOFTMAX";
@@ -229,6 +299,7 @@ std::string KernelLibrary::variant_source() const {
     text += fmt::format("ATTENTION {}, {}, {}, {}, {}, {}, {}\n", name, in32 ? "F32" : "F16", out32 ? "F32" : "F16",
                         in32 ? 6 : 5, out32 ? 6 : 5, in32 ? 2 : 1, in32 ? 1 : 2);
   }
+  for (const auto& [variant, name] : merges_) text += merge_source(name, variant);
   return text;
 }
 

@@ -37,6 +37,11 @@ struct GemmVariant {
   ElementType weights = ElementType::F143;     // F143/F152 (the AMP's FP8 mode), F16 or F32
   ElementType activations = ElementType::F143;
   std::uint32_t activation_stride = 0;  // bytes per k step of the activation panel
+  // Bytes from one k row of the weights to the next: 0 (or the packed
+  // 16 x element bytes) for the packed weight format; another multiple of 16
+  // (up to kMaxGemmWeightStride) reads the weights out of a wider matrix,
+  // e.g. keys or values in the activation panel format.
+  std::uint32_t weight_stride = 0;
   std::uint32_t output_stride = 0;      // bytes per output column
   int scale = 0;                        // 2^scale turns code products into values
   bool drain_f32 = false;
@@ -48,12 +53,19 @@ struct GemmVariant {
   // fused_epilogue_supported). Empty: the drain stores the GEMM's sums.
   std::vector<CombineStage> epilogue;
 
+  // The weight stride the kernel uses.
+  std::uint32_t weight_row_bytes() const {
+    return weight_stride != 0 ? weight_stride : 16 * static_cast<std::uint32_t>(element_bytes(weights));
+  }
   // The element type the drain stores.
   ElementType output() const {
     return epilogue.empty() ? (drain_f32 ? ElementType::F32 : ElementType::F16) : epilogue.back().result.element;
   }
   auto operator<=>(const GemmVariant&) const = default;
 };
+
+// The weight stride is an ld128pi immediate (signed 15 bits) less up to 48.
+constexpr std::uint32_t kMaxGemmWeightStride = 16368;
 
 // Whether a GEMM can drain through `epilogue`: an FP16 drain (the sums
 // rounded once to FP16, as a GEMM with an FP16 result), then any of GELU
@@ -87,13 +99,36 @@ constexpr int kMaxCombineInputs = 8;
 // the block's columns, or the merge of several slots of statistics into one.
 enum class RowStage : std::uint8_t { Whole, Statistics, Apply, Merge };
 
+// What a softmax kernel computes over the columns of each row, y = x or
+// y = scale x x (docs/kernels.md "Softmax"). A softmax whose columns are
+// split between workers runs as three kernels, ChunkMax, ChunkExp, then one
+// of the finishes, with a supervisor wsync between them.
+enum class SoftmaxForm : std::uint8_t {
+  Normalised,       // out = exp(y - m) / l
+  Partial,          // out = exp(y - m), unnormalised, and the rows' stats m, l
+  ChunkMax,         // the largest y of each row over the worker's columns
+  ChunkExp,         // exp(y - m) over the worker's columns (m from every chunk), and their sum
+  FinishStats,      // a partial softmax's stats from its chunks'
+  FinishNormalise,  // out = e / l, l summed from the chunks'
+};
+
 // LayerNorm or softmax from one element type to another (FP16 or FP32
-// each; Statistics: the output is F32, the records; Merge: both F32).
+// each; Statistics: the output is F32, the records; Merge: both F32). Whole
+// rows take a softmax form: the default, unscaled, is the fixed kernels of
+// kernels/softmax.S; the others are generated (softmax_kernel.h).
 struct RowVariant {
   bool layernorm = true;
   ElementType input = ElementType::F16;
   ElementType output = ElementType::F16;
+  SoftmaxForm form = SoftmaxForm::Normalised;
+  // y = scale x x, the product rounded once to FP32; the scale (an argument
+  // word) must be positive, so that the largest y is scale x the largest x.
+  bool scaled = false;
   RowStage stage = RowStage::Whole;
+
+  bool generated() const {
+    return stage == RowStage::Whole && !layernorm && (form != SoftmaxForm::Normalised || scaled);
+  }
   auto operator<=>(const RowVariant&) const = default;
 };
 
@@ -135,6 +170,23 @@ struct AttentionVariant {
   auto operator<=>(const AttentionVariant&) const = default;
 };
 
+// The merge of partial attention results (merge_kernel.h): n partial
+// outputs O_i (FP32, panel format) with their softmax statistics become
+// sum_i u_i O_i, u_i = exp(m_i - M) / sum_j exp(m_j - M) l_j, in FP16 or
+// FP32.
+struct MergeVariant {
+  ElementType output = ElementType::F16;
+  // Bytes from one column of a partial output to the next (P x 64, P the
+  // panels of the partials' buffers), at most kMaxMergePartialColumnStride.
+  std::uint32_t partial_column_stride = 0;
+  // Bytes from one output column to the next (P' x 16 x output bytes).
+  std::uint32_t output_column_stride = 0;
+  auto operator<=>(const MergeVariant&) const = default;
+};
+
+// Column offsets up to 5 strides are ld128 immediates (signed 15 bits).
+constexpr std::uint32_t kMaxMergePartialColumnStride = 3264;
+
 // The scratch one attention worker needs for items of `s` rows: two
 // regions (the kernel takes two query rows at a time), each the scores of
 // the item's key panels (ceil(s / 16) + 1 of 16 FP32) and a spare panel
@@ -148,11 +200,12 @@ class KernelLibrary {
   std::string combine(const CombineVariant& variant);
   std::string row(const RowVariant& variant);
   std::string attention(const AttentionVariant& variant);
+  std::string merge(const MergeVariant& variant);
 
   // Assembly text instantiating every registered variant.
   std::string variant_source() const;
   std::size_t variant_count() const {
-    return gemms_.size() + combines_.size() + rows_.size() + attentions_.size();
+    return gemms_.size() + combines_.size() + rows_.size() + attentions_.size() + merges_.size();
   }
 
  private:
@@ -160,6 +213,7 @@ class KernelLibrary {
   std::map<CombineVariant, std::string> combines_;
   std::map<RowVariant, std::string> rows_;
   std::map<AttentionVariant, std::string> attentions_;
+  std::map<MergeVariant, std::string> merges_;
 };
 
 // Reads kernels/ sources for the assembler's .include.

@@ -3,6 +3,9 @@
 // supervisor's share differs between the test's and the compiler's code).
 #include "compiler/combine_kernel.h"
 #include "compiler/cost_model.h"
+#include "compiler/merge_kernel.h"
+#include "compiler/softmax_kernel.h"
+#include "kernel_blocks.h"
 #include "kernel_harness.h"
 #include "split_rows_support.h"
 
@@ -303,6 +306,103 @@ TEST(KernelCost, SplitRowMergeBeforeApply) {
                                one.result.stats.halt_cycle, one_ranges,
                                merge.result.stats.halt_cycle + one.result.stats.halt_cycle);
     }
+  }
+}
+
+// Weights read with a stride (k's panel format): the same bundles as packed.
+TEST(KernelCost, StridedGemmWorkersIssueThePackedKernelsBundles) {
+  for (ElementType operand : {ElementType::F143, ElementType::F16, ElementType::F32}) {
+    const std::uint32_t bytes = element_bytes(operand), k = 19, blocks = 9, key_panels = 9;
+    GemmVariant variant;
+    variant.weights = variant.activations = operand;
+    variant.activation_stride = 16 * bytes;
+    variant.weight_stride = key_panels * 16 * bytes;
+    variant.output_stride = 16 * 4;
+    variant.drain_f32 = true;
+    KernelLibrary library;
+    const std::string kernel = library.gemm(variant);
+    KernelHarness harness(library);
+    DataPlaces places;
+    const std::uint32_t x = places.take(k * 16 * bytes), w = places.take(k * key_panels * 16 * bytes);
+    const std::uint32_t out = places.take(blocks * 256 * 4);
+    std::vector<std::array<std::uint32_t, 4>> jobs;
+    for (std::uint32_t b = 0; b < blocks; ++b) jobs.push_back({b * 16 * bytes, 0, b * 256 * 4, k});
+    testing::Launches launches;
+    testing::add_gemm(launches, kernel, variant, jobs, w, x, out);
+    const KernelResult result = testing::run_launches(harness, launches, {}, {});
+    const double model = gemm_tile_cycles(blocks, k, operand, true);
+    EXPECT_NEAR(model / static_cast<double>(result.stats.halt_cycle), 1.0, 0.03) << element_type_name(operand);
+  }
+}
+
+// The generated softmax kernels, whole and split, and the merge: every
+// worker's bundles (run_launches) and the tile's cycles.
+TEST(KernelCost, GeneratedSoftmaxWorkersIssueTheModelsBundles) {
+  KernelLibrary library;
+  const std::int64_t panels = 3, columns = 50;
+  std::vector<std::pair<RowVariant, int>> cases;
+  for (SoftmaxForm form : {SoftmaxForm::Normalised, SoftmaxForm::Partial})
+    for (int chunks : {1, 3}) cases.push_back({RowVariant{false, ElementType::F16, ElementType::F16, form, true}, chunks});
+  for (const auto& [variant, chunks] : cases) {
+    library.row(variant);
+    for (SoftmaxForm phase : {SoftmaxForm::ChunkMax, SoftmaxForm::ChunkExp, SoftmaxForm::FinishStats,
+                              SoftmaxForm::FinishNormalise}) {
+      RowVariant v = variant;
+      v.form = phase;
+      if (phase == SoftmaxForm::ChunkExp && variant.form == SoftmaxForm::Normalised) v.output = ElementType::F32;
+      library.row(v);
+    }
+  }
+  KernelHarness harness(library);
+  for (const auto& [variant, chunks] : cases) {
+    DataPlaces places;
+    testing::SoftmaxBuffers b;
+    b.columns = columns;
+    b.input_stride = b.output_stride = 16 * panels * 2;
+    b.exponential_stride = 16 * panels * 4;
+    b.input = places.take(static_cast<std::uint32_t>(columns) * b.input_stride);
+    b.output = places.take(static_cast<std::uint32_t>(columns) * b.output_stride);
+    b.exponentials = places.take(static_cast<std::uint32_t>(columns) * b.exponential_stride);
+    b.chunk_stride = static_cast<std::uint32_t>(softmax_stats_bytes(panels));
+    b.stats = places.take(b.chunk_stride);
+    b.chunk_stats = places.take(b.chunk_stride * 3);
+    b.scale = 0.5f;
+    testing::Launches launches;
+    testing::add_softmax(launches, variant, panels, chunks, b);
+    // Inputs of zeros: the cycles do not depend on the values.
+    const KernelResult result = testing::run_launches(harness, launches, {}, {});
+    const double model = softmax_tile_cycles(variant, panels, columns, chunks);
+    const auto simulated = static_cast<double>(result.stats.halt_cycle);
+    std::cerr << (variant.form == SoftmaxForm::Partial ? "partial" : "normalised") << " softmax, " << chunks
+              << " chunks: model " << model << " simulated " << simulated << "\n";
+    EXPECT_NEAR(model / simulated, 1.0, 0.03);
+  }
+}
+
+TEST(KernelCost, MergeWorkersIssueTheModelsBundles) {
+  for (ElementType output : {ElementType::F16, ElementType::F32}) {
+    const std::int64_t panels = 2, columns = 41, partials = 3;
+    const MergeVariant variant{output, static_cast<std::uint32_t>(64 * panels),
+                               static_cast<std::uint32_t>(16 * panels) * element_bytes(output)};
+    KernelLibrary library;
+    const std::string kernel = library.merge(variant);
+    KernelHarness harness(library);
+    DataPlaces places;
+    const std::uint32_t stride = static_cast<std::uint32_t>(columns) * variant.partial_column_stride;
+    testing::MergeBuffers b;
+    b.partials = places.take(stride * partials);
+    b.partial_stride = stride;
+    b.stats_stride = static_cast<std::uint32_t>(softmax_stats_bytes(panels));
+    b.stats = places.take(b.stats_stride * partials);
+    b.output = places.take(static_cast<std::uint32_t>(columns) * variant.output_column_stride);
+    const std::vector<MergeShare> shares = merge_shares(variant, 4 * panels, columns, partials);
+    for (std::size_t w = 0; w < shares.size(); ++w)
+      b.scratch.push_back(places.take(static_cast<std::uint32_t>(merge_scratch_bytes(partials))));
+    testing::Launches launches;
+    testing::add_merge(launches, kernel, variant, shares, partials, b);
+    const KernelResult result = testing::run_launches(harness, launches, {}, {});
+    const double model = merge_tile_cycles(variant, 4 * panels, columns, partials);
+    EXPECT_NEAR(model / static_cast<double>(result.stats.halt_cycle), 1.0, 0.03) << element_type_name(output);
   }
 }
 

@@ -1,9 +1,9 @@
-// Running one kernel of the library on one simulated tile, for the kernel
+// Running kernels of the library on one simulated tile, for the kernel
 // tests: the library image (compile_runtime + compile_kernels, linked by
 // link_runtime), a supervisor built with isa::CodeBuilder that starts one
-// worker per argument block and waits for them, the argument blocks in an
-// .args segment, input bytes in data segments, and outputs read back
-// through bindings.
+// worker per argument block and waits for them, launch after launch
+// (KernelRun::then), the argument blocks in an .args segment, input bytes
+// in data segments, and outputs read back through bindings.
 //
 //   KernelHarness harness(library);
 //   KernelRun run{"gemm_f143_0", {block0, block1}};
@@ -43,11 +43,19 @@ struct Region {
   std::uint32_t size = 0;
 };
 
+// A kernel started once per argument block (more than six wait for a
+// worker to become idle).
+struct KernelLaunch {
+  std::string kernel;
+  std::vector<std::vector<std::uint32_t>> blocks;
+};
+
 struct KernelRun {
   std::string kernel;
   std::vector<std::vector<std::uint32_t>> blocks;  // one per worker, 1..6
   std::vector<Bytes> inputs;
   std::vector<Region> outputs;
+  std::vector<KernelLaunch> then;  // launched after the first, in order, a wsync after each
 };
 
 struct KernelResult {
@@ -56,6 +64,10 @@ struct KernelResult {
   // From the first worker's first bundle to the last worker's exit.
   std::uint64_t kernel_cycles = 0;
   std::vector<std::uint64_t> worker_cycles;  // each worker's run -> exit
+  // Per launch (the first, then `then`'s): each block's run -> exit, in
+  // block order, and the launch's span from its first bundle to its last exit.
+  std::vector<std::vector<std::uint64_t>> block_cycles;
+  std::vector<std::uint64_t> launch_cycles;
 };
 
 // Hands out aligned, disjoint places in interleaved memory.
@@ -89,13 +101,18 @@ class KernelHarness {
   KernelResult run(const KernelRun& run) const {
     package::TileImage tile;
     std::vector<std::uint32_t> words;
-    std::vector<std::uint32_t> block_addresses;
-    for (const auto& block : run.blocks) {
-      block_addresses.push_back(kArgumentBase + static_cast<std::uint32_t>(words.size()) * 4);
-      words.insert(words.end(), block.begin(), block.end());
+    std::vector<KernelLaunch> launches{KernelLaunch{run.kernel, run.blocks}};
+    launches.insert(launches.end(), run.then.begin(), run.then.end());
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> started;  // kernel, block addresses
+    for (const KernelLaunch& launch : launches) {
+      started.emplace_back(launch.kernel, std::vector<std::uint32_t>{});
+      for (const auto& block : launch.blocks) {
+        started.back().second.push_back(kArgumentBase + static_cast<std::uint32_t>(words.size()) * 4);
+        words.insert(words.end(), block.begin(), block.end());
+      }
     }
     // The supervisor's image holds the library's segments and symbols too.
-    isa::Image supervisor = supervisor_image(run.kernel, block_addresses);
+    isa::Image supervisor = supervisor_image(started);
     for (const isa::Segment& segment : supervisor.segments)
       tile.segments.push_back(package::Segment{segment.name, segment.address, segment.bytes, segment.executable});
     for (const isa::LinkedSymbol& symbol : supervisor.symbols)
@@ -123,13 +140,28 @@ class KernelHarness {
     for (std::size_t i = 0; i < run.outputs.size(); ++i)
       result.outputs.push_back(device.read(fmt::format("out{}", i)).bytes);
     std::uint64_t first = UINT64_MAX, last = 0;
+    std::vector<sim::ProfileEvent> spans;
     for (const sim::ProfileEvent& event : simulated.profile.tiles.at(0)) {
       if (event.kind != sim::ProfileEventKind::WorkerKernel) continue;
       first = std::min(first, event.begin);
       last = std::max(last, event.end);
       result.worker_cycles.push_back(event.end - event.begin);
+      spans.push_back(event);
     }
     result.kernel_cycles = last > first ? last - first : 0;
+    // Workers start in block order, launch after launch.
+    std::stable_sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+    std::size_t next = 0;
+    for (const KernelLaunch& launch : launches) {
+      std::uint64_t begin = UINT64_MAX, end = 0;
+      result.block_cycles.emplace_back();
+      for (std::size_t b = 0; b < launch.blocks.size() && next < spans.size(); ++b, ++next) {
+        result.block_cycles.back().push_back(spans[next].end - spans[next].begin);
+        begin = std::min(begin, spans[next].begin);
+        end = std::max(end, spans[next].end);
+      }
+      result.launch_cycles.push_back(end > begin ? end - begin : 0);
+    }
     return result;
   }
 
@@ -146,20 +178,23 @@ class KernelHarness {
     return instruction;
   }
 
-  // xdone (no exchange), then `run` once per block, wsync, halt.
-  isa::Image supervisor_image(const std::string& kernel, const std::vector<std::uint32_t>& blocks) const {
+  // xdone (no exchange), then per launch `run` once per block and wsync; halt.
+  isa::Image supervisor_image(
+      const std::vector<std::pair<std::string, std::vector<std::uint32_t>>>& launches) const {
     using isa::Opcode;
     isa::CodeBuilder code("kernel test supervisor");
     code.section(".text", {.executable = true, .memory = isa::MemoryWish::Standard});
     code.label("main");
     code.set_global("main");
     code.instruction(make(Opcode::Xdone, {}));
-    code.instruction(isa::Operation(make(Opcode::Setzi, {2, 0}), isa::SymbolRef{kernel}));
-    for (std::uint32_t block : blocks) {
-      code.instruction(make(Opcode::Setzi, {3, static_cast<std::int32_t>(block)}));
-      code.instruction(make(Opcode::Run, {2, 3}));
+    for (const auto& [kernel, blocks] : launches) {
+      code.instruction(isa::Operation(make(Opcode::Setzi, {2, 0}), isa::SymbolRef{kernel}));
+      for (std::uint32_t block : blocks) {
+        code.instruction(make(Opcode::Setzi, {3, static_cast<std::int32_t>(block)}));
+        code.instruction(make(Opcode::Run, {2, 3}));
+      }
+      code.instruction(make(Opcode::Wsync, {}));
     }
-    code.instruction(make(Opcode::Wsync, {}));
     code.instruction(make(Opcode::Halt, {}));
     isa::Object object = code.finish();
     isa::LinkOptions options;

@@ -491,5 +491,196 @@ TEST(GemmAccumulate, NeedsAnFp32DrainWithoutEpilogue) {
   EXPECT_EQ(gemm_drain_bundles(variant), 129);
 }
 
+// Weights read out of another matrix's activation panel format with a
+// stride: B [R][K] stored [K][R/16 panels][16 rows] gives, at one k, the 16
+// rows of one panel: column block b of W = B^T is B's panel b. So C = X B^T
+// (attention's scores q k^T) needs no copy of B.
+struct StridedCase {
+  ElementType operand = ElementType::F16;
+  std::uint32_t k = 24;
+  std::uint32_t panels = 2;   // of X: M = 16 panels
+  std::uint32_t b_panels = 3; // of B: R = 16 b_panels output columns
+  bool drain_f32 = true;
+  int workers = 5;
+};
+
+TEST(GemmWeightStride, ReadsTheWeightsOutOfAPanelFormatBitForBit) {
+  for (ElementType operand : {ElementType::F16, ElementType::F32, ElementType::F143})
+    for (auto [k, panels, b_panels, drain_f32] : {std::tuple{24u, 2u, 3u, true}, std::tuple{7u, 1u, 5u, false},
+                                                  std::tuple{72u, 5u, 6u, true}, std::tuple{1u, 3u, 1u, false}}) {
+      StridedCase c{operand, k, panels, b_panels, drain_f32, 5};
+      const std::uint32_t m = 16 * c.panels, r = 16 * c.b_panels, bytes = element_bytes(operand);
+      GemmVariant variant;
+      variant.weights = variant.activations = operand;
+      variant.activation_stride = c.panels * 16 * bytes;
+      variant.weight_stride = c.b_panels * 16 * bytes;
+      variant.drain_f32 = c.drain_f32;
+      const std::uint32_t out_bytes = c.drain_f32 ? 4 : 2;
+      variant.output_stride = c.panels * 16 * out_bytes;
+      KernelLibrary library;
+      const std::string kernel = library.gemm(variant);
+      KernelHarness harness(library);
+
+      std::mt19937 random(k * 7 + panels * 3 + b_panels + static_cast<std::uint32_t>(operand));
+      // X (row, k) at k * M + row; B (row, k) at k * R + row: both panel formats.
+      Operand x = random_operand(operand, std::size_t{m} * k, random);
+      Operand b = random_operand(operand, std::size_t{r} * k, random);
+      DataPlaces places;
+      const std::uint32_t x_at = places.take(static_cast<std::uint32_t>(x.bytes.size()));
+      const std::uint32_t b_at = places.take(static_cast<std::uint32_t>(b.bytes.size()));
+      const std::uint32_t out_size = r * m * out_bytes, out_at = places.take(out_size);
+      KernelRun run{kernel, {}, {{x_at, x.bytes}, {b_at, b.bytes}}, {{out_at, out_size}}};
+      const std::uint32_t jobs = c.b_panels * c.panels;
+      std::vector<std::int64_t> worker_jobs;
+      for (int worker = 0; worker < c.workers; ++worker) {
+        const std::uint32_t first = jobs * worker / c.workers, last = jobs * (worker + 1) / c.workers;
+        std::vector<std::uint32_t> block{last - first, b_at, x_at, out_at};
+        for (std::uint32_t job = first; job < last; ++job) {
+          const std::uint32_t block_index = job / c.panels, panel = job % c.panels;
+          block.push_back(block_index * 16 * bytes);  // B's panel: its 16 rows at k = 0
+          block.push_back(panel * 16 * bytes);
+          block.push_back((block_index * 16 * c.panels + panel) * 16 * out_bytes);
+          block.push_back(k);
+        }
+        run.blocks.push_back(std::move(block));
+        worker_jobs.push_back(last - first);
+      }
+      const KernelResult result = harness.run(run);
+      int mismatches = 0;
+      for (std::uint32_t column = 0; column < r; ++column)
+        for (std::uint32_t row = 0; row < m; ++row) {
+          float sum = 0.0f;
+          for (std::uint32_t step = 0; step < k; ++step) {
+            const float w = b.values[std::size_t{step} * r + column], a = x.values[std::size_t{step} * m + row];
+            sum = operand == ElementType::F32 ? std::fma(w, a, sum) : sum + w * a;
+          }
+          const std::size_t index = std::size_t{column} * m + row;
+          bool same;
+          if (c.drain_f32) {
+            float actual;
+            std::memcpy(&actual, result.outputs[0].data() + 4 * index, 4);
+            same = std::bit_cast<std::uint32_t>(actual) == std::bit_cast<std::uint32_t>(sum);
+          } else {
+            const auto actual = static_cast<std::uint16_t>(result.outputs[0][2 * index] | result.outputs[0][2 * index + 1] << 8);
+            same = actual == float_to_half(sum);
+          }
+          if (!same && ++mismatches <= 3)
+            ADD_FAILURE() << element_type_name(operand) << " k=" << k << ": column " << column << " row " << row;
+        }
+      EXPECT_EQ(mismatches, 0) << element_type_name(operand) << " k=" << k;
+      // The stride changes immediates only: the bundles are the packed kernel's.
+      for (std::size_t worker = 0; worker < result.worker_cycles.size(); ++worker)
+        EXPECT_EQ(static_cast<std::int64_t>((result.worker_cycles[worker] + 4) / 6),
+                  gemm_worker_bundles(worker_jobs[worker], k, operand, c.drain_f32))
+            << element_type_name(operand) << " worker " << worker;
+    }
+}
+
+TEST(GemmWeightStride, ThePackedStrideIsTheDefaultKernel) {
+  KernelLibrary library;
+  GemmVariant packed;
+  packed.weights = packed.activations = ElementType::F16;
+  GemmVariant spelled = packed;
+  spelled.weight_stride = 32;
+  EXPECT_EQ(library.gemm(packed), library.gemm(spelled));
+  EXPECT_EQ(library.variant_count(), 1u);
+  GemmVariant strided = packed;
+  strided.weight_stride = 96;
+  EXPECT_NE(library.gemm(packed), library.gemm(strided));
+  strided.weight_stride = 40;
+  EXPECT_THROW(library.gemm(strided), Error);
+  strided.weight_stride = kMaxGemmWeightStride + 16;
+  EXPECT_THROW(library.gemm(strided), Error);
+  strided.weight_stride = kMaxGemmWeightStride;
+  EXPECT_NO_THROW(library.gemm(strided));
+}
+
+// V [keys][d] in the panel format transposed by a GEMM: the 16x16 identity
+// as the activation, V read as the weights (at one k, 16 keys of one column
+// of V), into the weight format [d / 16 blocks][keys][16 d]: what P V needs
+// as its weights. A last block of fewer than 16 columns of V takes fewer k
+// steps and leaves zeros in the rest of its rows.
+TEST(GemmWeightStride, TransposesAPanelFormatByTheIdentityExactly) {
+  for (ElementType type : {ElementType::F16, ElementType::F32})
+    for (auto [key_panels, d] : {std::pair{6u, 72u}, std::pair{1u, 16u}, std::pair{2u, 5u}}) {
+      const std::uint32_t bytes = element_bytes(type), keys = 16 * key_panels, blocks = (d + 15) / 16;
+      GemmVariant variant;
+      variant.weights = variant.activations = type;
+      variant.activation_stride = 16 * bytes;             // the identity: one panel
+      variant.weight_stride = key_panels * 16 * bytes;    // V's column stride
+      variant.drain_f32 = type == ElementType::F32;       // the drain keeps V's type
+      variant.output_stride = 16 * bytes;                 // one key to the next
+      KernelLibrary library;
+      const std::string kernel = library.gemm(variant);
+      KernelHarness harness(library);
+
+      std::mt19937 random(key_panels * 100 + d);
+      Operand v = random_operand(type, std::size_t{keys} * d, random);  // (key, column) at column * keys + key
+      // A negative zero comes out as +0: the sum starts from +0.
+      const float negative_zero = -0.0f;
+      v.values[3] = negative_zero;
+      if (type == ElementType::F16) {
+        v.bytes[6] = 0x00;
+        v.bytes[7] = 0x80;
+      } else {
+        std::memcpy(&v.bytes[12], &negative_zero, 4);
+      }
+      std::vector<float> identity(256, 0.0f);
+      for (int i = 0; i < 16; ++i) identity[static_cast<std::size_t>(i * 16 + i)] = 1.0f;
+      std::vector<std::uint8_t> identity_bytes;
+      for (float one : identity) {
+        if (type == ElementType::F16) {
+          const std::uint16_t half = float_to_half(one);
+          identity_bytes.push_back(static_cast<std::uint8_t>(half));
+          identity_bytes.push_back(static_cast<std::uint8_t>(half >> 8));
+        } else {
+          std::uint8_t raw[4];
+          std::memcpy(raw, &one, 4);
+          identity_bytes.insert(identity_bytes.end(), raw, raw + 4);
+        }
+      }
+      DataPlaces places;
+      const std::uint32_t v_at = places.take(static_cast<std::uint32_t>(v.bytes.size()));
+      const std::uint32_t identity_at = places.take(256 * bytes);
+      const std::uint32_t out_size = blocks * keys * 16 * bytes, out_at = places.take(out_size);
+      KernelRun run{kernel, {}, {{v_at, v.bytes}, {identity_at, identity_bytes}}, {{out_at, out_size}}};
+      const std::uint32_t jobs = key_panels * blocks;
+      for (std::uint32_t worker = 0; worker < 6; ++worker) {
+        std::vector<std::uint32_t> block{jobs * (worker + 1) / 6 - jobs * worker / 6, v_at, identity_at, out_at};
+        for (std::uint32_t job = jobs * worker / 6; job < jobs * (worker + 1) / 6; ++job) {
+          const std::uint32_t panel = job % key_panels, d_block = job / key_panels;
+          block.push_back((16 * d_block * key_panels + panel) * 16 * bytes);  // V column 16 j, keys of panel p
+          block.push_back(0);
+          block.push_back((d_block * keys + 16 * panel) * 16 * bytes);
+          block.push_back(std::min(16u, d - 16 * d_block));
+        }
+        run.blocks.push_back(std::move(block));
+      }
+      const KernelResult result = harness.run(run);
+      int mismatches = 0;
+      for (std::uint32_t j = 0; j < blocks; ++j)
+        for (std::uint32_t key = 0; key < keys; ++key)
+          for (std::uint32_t lane = 0; lane < 16; ++lane) {
+            const std::uint32_t column = 16 * j + lane;
+            const float expected = column < d ? v.values[std::size_t{column} * keys + key] + 0.0f : 0.0f;
+            const std::size_t index = (std::size_t{j} * keys + key) * 16 + lane;
+            std::uint32_t actual_bits, expected_bits;
+            if (type == ElementType::F16) {
+              actual_bits = static_cast<std::uint16_t>(result.outputs[0][2 * index] | result.outputs[0][2 * index + 1] << 8);
+              expected_bits = float_to_half(expected);
+            } else {
+              float actual;
+              std::memcpy(&actual, result.outputs[0].data() + 4 * index, 4);
+              actual_bits = std::bit_cast<std::uint32_t>(actual);
+              expected_bits = std::bit_cast<std::uint32_t>(expected);
+            }
+            if (actual_bits != expected_bits && ++mismatches <= 3)
+              ADD_FAILURE() << element_type_name(type) << " d=" << d << ": block " << j << " key " << key << " lane "
+                            << lane;
+          }
+      EXPECT_EQ(mismatches, 0) << element_type_name(type) << " d=" << d;
+    }
+}
+
 }  // namespace
 }  // namespace tilec::compiler

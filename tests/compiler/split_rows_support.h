@@ -219,12 +219,14 @@ inline std::vector<float> model_apply(RowKernel kernel, ElementType output, cons
 inline KernelLibrary split_row_kernels() {
   KernelLibrary library;
   for (bool layernorm : {true, false}) {
-    library.row(RowVariant{layernorm, ElementType::F32, ElementType::F32, RowStage::Merge});
+    library.row(RowVariant{.layernorm = layernorm, .input = ElementType::F32, .output = ElementType::F32,
+                           .stage = RowStage::Merge});
     for (ElementType input : {ElementType::F16, ElementType::F32}) {
-      library.row(RowVariant{layernorm, input, ElementType::F32, RowStage::Statistics});
+      library.row(RowVariant{.layernorm = layernorm, .input = input, .output = ElementType::F32,
+                             .stage = RowStage::Statistics});
       for (ElementType output : {ElementType::F16, ElementType::F32}) {
-        library.row(RowVariant{layernorm, input, output, RowStage::Apply});
-        library.row(RowVariant{layernorm, input, output, RowStage::Whole});
+        library.row(RowVariant{.layernorm = layernorm, .input = input, .output = output, .stage = RowStage::Apply});
+        library.row(RowVariant{.layernorm = layernorm, .input = input, .output = output});
       }
     }
   }
