@@ -52,6 +52,9 @@ std::uint32_t argument_estimate(const Lir& lir) {
       case TaskKind::LayerNorm:
       case TaskKind::Softmax: words = 6 * 10; break;
       case TaskKind::Attention: words = 6 * 12; break;
+      case TaskKind::RowStatistics: words = 6 * 5; break;
+      case TaskKind::RowMerge: words = 6 * 8; break;
+      case TaskKind::RowApply: words = 6 * 13; break;
     }
     per_tile[static_cast<std::size_t>(task.tile)] += 4 * words;
   }

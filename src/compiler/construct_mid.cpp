@@ -1,6 +1,7 @@
 // The construction half of construct_mid: the mid-level IR of one plan.
 #include "compiler/construct_mid.h"
 
+#include "compiler/row_candidates.h"
 #include "support/error.h"
 
 #include <map>
@@ -140,13 +141,29 @@ class MidBuilder {
 
   void add_row_step(int index) {
     const Step& step = chain_.steps[index];
-    const int parts = choice_.step_choice[index];
     const std::int64_t cols = chain_.activations[step.input].cols;
-    int input = value_in(step.input, whole_on_tiles(chunk_panels(), cols, parts), true);
-    MidOp op{step.kind == StepKind::LayerNorm ? MidOpKind::LayerNorm : MidOpKind::Softmax, step.name, index};
-    op.inputs = {input};
-    op.output = activation_value(step.output, split_over_tiles(chunk_panels(), cols, parts));
-    add_op(std::move(op));
+    const RowCandidate candidate = row_candidates(cols, choice_.group_size)[static_cast<std::size_t>(choice_.step_choice[index])];
+    int input = value_in(step.input, row_input_layout(candidate, chunk_panels(), cols), true);
+    const Layout output = row_output_layout(candidate, chunk_panels(), cols);
+    if (!candidate.split) {
+      MidOp op{step.kind == StepKind::LayerNorm ? MidOpKind::LayerNorm : MidOpKind::Softmax, step.name, index};
+      op.inputs = {input};
+      op.output = activation_value(step.output, output);
+      add_op(std::move(op));
+      return;
+    }
+    // Statistics: per tile, its rows' over its columns (FP32 records).
+    MidValue statistics{step.name + ".statistics", candidate.col_parts, StorageType{ElementType::F32, 0}, output,
+                        true, -1};
+    MidOp gather{MidOpKind::RowStatistics, step.name + ".statistics", index};
+    gather.inputs = {input};
+    gather.output = add_value(std::move(statistics));
+    const int statistics_id = gather.output;
+    add_op(std::move(gather));
+    MidOp apply{MidOpKind::RowApply, step.name, index};
+    apply.inputs = {input, statistics_id};
+    apply.output = activation_value(step.output, output);
+    add_op(std::move(apply));
   }
 
   void add_attention(int index) {
@@ -178,7 +195,8 @@ class MidBuilder {
   void number_supersteps() {
     int superstep = -1;
     for (MidOp& op : program_.ops) {
-      bool exchanges = op.kind == MidOpKind::Rearrange || (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
+      bool exchanges = op.kind == MidOpKind::Rearrange || op.kind == MidOpKind::RowApply ||
+                       (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
       if (exchanges || superstep < 0) ++superstep;
       op.superstep = superstep;
     }

@@ -55,6 +55,8 @@ const char* op_kind_text(MidOpKind kind) {
     case MidOpKind::Map: return "map";
     case MidOpKind::LayerNorm: return "layernorm";
     case MidOpKind::Softmax: return "softmax";
+    case MidOpKind::RowStatistics: return "row-statistics";
+    case MidOpKind::RowApply: return "row-apply";
     case MidOpKind::Attention: return "attention";
   }
   return "?";
@@ -71,6 +73,8 @@ const char* buffer_kind_text(BufferKind kind) {
     case BufferKind::ChunkRecord: return "chunk-record";
     case BufferKind::IterationRecord: return "iteration-record";
     case BufferKind::Scratch: return "scratch";
+    case BufferKind::Statistics: return "statistics";
+    case BufferKind::Constant: return "constant";
   }
   return "?";
 }
@@ -158,10 +162,13 @@ std::string dump_lir(const Lir& lir) {
                         pattern_text(transfer.destination_pattern), transfer.what);
   }
   for (const Task& task : lir.tasks) {
-    const char* kind = task.kind == TaskKind::Gemm        ? "gemm"
-                       : task.kind == TaskKind::Combine   ? "combine"
-                       : task.kind == TaskKind::Attention ? "attention"
-                                                          : "row";
+    const char* kind = task.kind == TaskKind::Gemm            ? "gemm"
+                       : task.kind == TaskKind::Combine       ? "combine"
+                       : task.kind == TaskKind::Attention     ? "attention"
+                       : task.kind == TaskKind::RowStatistics ? "row-statistics"
+                       : task.kind == TaskKind::RowMerge      ? "row-merge"
+                       : task.kind == TaskKind::RowApply      ? "row-apply"
+                                                              : "row";
     text += fmt::format("  phase {} tile {} {} {}", task.superstep, task.tile, kind,
                         lir.mid->ops[static_cast<std::size_t>(task.op)].name);
     if (task.kind == TaskKind::Gemm)

@@ -3,9 +3,11 @@
 #include "compiler/cost_model.h"
 #include "compiler/kernel_library.h"
 #include "compiler/kernel_plan.h"
+#include "compiler/row_candidates.h"
 #include "support/error.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 namespace tilec::compiler {
@@ -15,7 +17,8 @@ namespace {
 std::uint32_t round_up(std::uint32_t value, std::uint32_t unit) { return (value + unit - 1) / unit * unit; }
 
 bool exchanges(const MidOp& op) {
-  return op.kind == MidOpKind::Rearrange || (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
+  return op.kind == MidOpKind::Rearrange || op.kind == MidOpKind::RowApply ||
+         (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
 }
 
 class LirBuilder {
@@ -166,8 +169,12 @@ class LirBuilder {
     for (std::size_t id = 0; id < program_.values.size(); ++id) {
       if (lir_.value_places[id].buffer >= 0) continue;
       const MidValue& v = program_.values[id];
-      Buffer buffer{v.name, v.partial ? BufferKind::Partial : BufferKind::Value};
-      buffer.bytes = largest_piece(static_cast<int>(id));
+      const bool statistics = producer_[id] >= 0 && program_.ops[static_cast<std::size_t>(producer_[id])].kind ==
+                                                       MidOpKind::RowStatistics;
+      Buffer buffer{v.name, statistics ? BufferKind::Statistics : v.partial ? BufferKind::Partial : BufferKind::Value};
+      // Statistics: a slot (row_statistics_bytes) per column part.
+      buffer.bytes = statistics ? static_cast<std::uint32_t>(row_statistics_bytes(v.layout.piece_panels) * v.cols)
+                                : largest_piece(static_cast<int>(id));
       buffer.value = static_cast<int>(id);
       int phase = producer_[id] >= 0 ? lir_.op_phase[static_cast<std::size_t>(producer_[id])] : 0;
       buffer.lifetime = Lifetime{phase, phase, false};
@@ -208,6 +215,8 @@ class LirBuilder {
       case MidOpKind::Map: add_map(index); return;
       case MidOpKind::LayerNorm:
       case MidOpKind::Softmax: add_row_op(index); return;
+      case MidOpKind::RowStatistics: add_row_statistics(index); return;
+      case MidOpKind::RowApply: add_row_apply(index); return;
       case MidOpKind::Attention: add_attention(index); return;
     }
   }
@@ -487,22 +496,29 @@ class LirBuilder {
   // One task per tile of the output's layout: the statistics over every
   // column of the rows (each tile holds them all), its columns of the
   // output.
-  void add_row_op(int index) {
+  // gamma and beta as FP32 pairs {gamma[c], beta[c]}, the kernel's form,
+  // for each tile's output columns.
+  Place layernorm_pairs(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
+    if (step.kind != StepKind::LayerNorm) return Place{};
+    const Weight& gamma = chain_.weights[static_cast<std::size_t>(step.gamma)];
+    const Weight& beta = chain_.weights[static_cast<std::size_t>(step.beta)];
+    if (gamma.storage.element != ElementType::F32 || beta.storage.element != ElementType::F32)
+      throw_failure(fmt::format("op '{}'", step.name), "the compiler needs layernorm's gamma and beta in f32");
+    const Place pairs = weight_place(gamma.parameter + "+" + beta.parameter, BufferKind::Weight,
+                                     static_cast<std::uint32_t>(value(op.output).layout.widest()) * 8,
+                                     gamma.per_iteration);
+    lir_.row_weights[index] = pairs;
+    return pairs;
+  }
+
+  // Whole rows: one task per tile of the output's layout, the statistics
+  // over every column of its rows, its columns of the output.
+  void add_row_op(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const Layout& layout = value(op.output).layout;
-    Place pairs;
-    if (op.kind == MidOpKind::LayerNorm) {
-      // gamma and beta as FP32 pairs {gamma[c], beta[c]}, the kernel's form,
-      // for the tile's output columns.
-      const Weight& gamma = chain_.weights[static_cast<std::size_t>(step.gamma)];
-      const Weight& beta = chain_.weights[static_cast<std::size_t>(step.beta)];
-      if (gamma.storage.element != ElementType::F32 || beta.storage.element != ElementType::F32)
-        throw_failure(fmt::format("op '{}'", step.name), "the compiler needs layernorm's gamma and beta in f32");
-      pairs = weight_place(gamma.parameter + "+" + beta.parameter, BufferKind::Weight,
-                           static_cast<std::uint32_t>(layout.widest()) * 8, gamma.per_iteration);
-      lir_.row_weights[index] = pairs;
-    }
+    const Place pairs = layernorm_pairs(index);
     for (int block = 0; block < layout.blocks(); ++block) {
       Task task;
       task.kind = op.kind == MidOpKind::LayerNorm ? TaskKind::LayerNorm : TaskKind::Softmax;
@@ -513,7 +529,161 @@ class LirBuilder {
       task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
       task.columns = layout.block_cols(block).size();
       task.column_elements = layout.piece_panels * kPanelRows;
+      task.panels = panels_of(layout.block_rows(block));
       task.weights = pairs;
+      lir_.tasks.push_back(std::move(task));
+    }
+  }
+
+  static std::int64_t panels_of(Range rows) { return (rows.size() + kPanelRows - 1) / kPanelRows; }
+
+  // A resident buffer of the compiler's own data: `contents` for every
+  // tile, or one list per group tile.
+  Place add_constant(const std::string& name, std::vector<std::vector<std::uint8_t>> contents) {
+    std::size_t most = 0;
+    for (const auto& bytes : contents) most = std::max(most, bytes.size());
+    Buffer buffer{name, BufferKind::Constant};
+    buffer.bytes = static_cast<std::uint32_t>(most);
+    buffer.lifetime.resident = true;
+    const int id = add_buffer(std::move(buffer));
+    lir_.constants.push_back(ConstantData{id, std::move(contents)});
+    return Place{id, 0, 0, 0};
+  }
+
+  static std::vector<std::uint8_t> float_bytes(const std::vector<float>& values) {
+    std::vector<std::uint8_t> bytes(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return bytes;
+  }
+
+  // How the split row op whose statistics `op` gathers runs (the search
+  // chose it with the same figures).
+  SplitRowPlan split_plan(const MidOp& op) const {
+    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
+    const Layout& layout = value(op.output).layout;
+    const RowKernel kernel = step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax;
+    return split_row_plan(kernel, value(op.inputs[0]).storage.element, step.result.element, layout.piece_panels,
+                          layout.widest(), layout.col_parts());
+  }
+
+  // Split columns, first half: each tile's statistics of its block over its
+  // columns, into its slot (column part c) of the statistics buffer, which
+  // holds a slot per column part; several ranges' slots are merged first.
+  void add_row_statistics(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const Layout& layout = value(op.output).layout;
+    const SplitRowPlan plan = split_plan(op);
+    const Place statistics = lir_.value_places[static_cast<std::size_t>(op.output)];
+    const std::uint32_t slot = static_cast<std::uint32_t>(row_statistics_bytes(layout.piece_panels));
+    Place own;
+    Place own_counts;
+    if (plan.ranges > 1) {
+      Buffer buffer{op.name + ".ranges", BufferKind::Scratch};
+      buffer.bytes = slot * static_cast<std::uint32_t>(plan.ranges);
+      buffer.lifetime = Lifetime{phase_of(index), phase_of(index), false};
+      own = Place{add_buffer(std::move(buffer)), 0, 0, 0};
+      std::vector<std::vector<std::uint8_t>> counts;
+      for (int tile = 0; tile < groups().group_size; ++tile) {
+        std::vector<float> of_ranges;
+        const Range columns = layout.columns_on(tile);
+        for (int range = 0; range < plan.ranges && columns.size() > 0; ++range)
+          of_ranges.push_back(static_cast<float>(split_row_range_columns(columns.size(), plan.ranges, range)));
+        counts.push_back(float_bytes(of_ranges));
+      }
+      own_counts = add_constant(op.name + ".range counts", std::move(counts));
+    }
+    for (int block = 0; block < layout.blocks(); ++block) {
+      const int c = block % layout.col_parts();
+      const Place slot_place = statistics.plus(static_cast<std::uint32_t>(c) * slot);
+      Task task;
+      task.kind = TaskKind::RowStatistics;
+      task.op = index;
+      task.superstep = phase_of(index);
+      task.tile = layout.block_tiles(block).front();
+      task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(op.inputs[0])]);
+      task.output = plan.ranges > 1 ? own : slot_place;
+      task.columns = layout.block_cols(block).size();
+      task.column_elements = layout.piece_panels * kPanelRows;
+      task.panels = panels_of(layout.block_rows(block));
+      task.ranges = plan.ranges;
+      if (task.columns == 0) continue;
+      lir_.tasks.push_back(task);
+      if (plan.ranges == 1) continue;
+      Task merge = task;
+      merge.kind = TaskKind::RowMerge;
+      merge.inputs = {own};
+      merge.output = slot_place;
+      merge.slots = plan.ranges;
+      merge.counts = own_counts;
+      merge.total_columns = task.columns;
+      lir_.tasks.push_back(std::move(merge));
+    }
+  }
+
+  // Split columns, second half: every tile's slot to every other tile of
+  // its row part (one multicast), then the result over its block from
+  // every slot, or from their merge.
+  void add_row_apply(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const Layout& layout = value(op.output).layout;
+    const SplitRowPlan plan = split_plan(op);
+    const Place statistics = lir_.value_places[static_cast<std::size_t>(op.inputs[1])];
+    const std::uint32_t slot = static_cast<std::uint32_t>(row_statistics_bytes(layout.piece_panels));
+    const int parts = layout.col_parts();
+    for (int block = 0; block < layout.blocks(); ++block) {
+      const int r = block / parts, c = block % parts;
+      Transfer transfer;
+      transfer.phase = phase_of(index);
+      transfer.source_tile = layout.tiles_of(r, c).front();
+      for (int other = 0; other < parts; ++other)
+        if (other != c) transfer.destination_tiles.push_back(layout.tiles_of(r, other).front());
+      transfer.source = transfer.destination = statistics.plus(static_cast<std::uint32_t>(c) * slot);
+      transfer.bytes = slot;
+      transfer.what = fmt::format("{} statistics of rows {}..{} columns {}..{}", op.name, layout.rows[static_cast<std::size_t>(r)].begin,
+                                  layout.rows[static_cast<std::size_t>(r)].end, layout.cols[static_cast<std::size_t>(c)].begin,
+                                  layout.cols[static_cast<std::size_t>(c)].end);
+      if (!transfer.destination_tiles.empty()) lir_.transfers.push_back(std::move(transfer));
+    }
+    std::vector<float> part_counts;
+    for (const Range& columns : layout.cols) part_counts.push_back(static_cast<float>(columns.size()));
+    const std::int64_t total = value(op.output).cols;
+    const Place counts = add_constant(op.name + ".part counts", {float_bytes(part_counts)});
+    Place merged;
+    Place merged_count;
+    if (plan.merge_received) {
+      Buffer buffer{op.name + ".merged", BufferKind::Scratch};
+      buffer.bytes = slot;
+      buffer.lifetime = Lifetime{phase_of(index), phase_of(index), false};
+      merged = Place{add_buffer(std::move(buffer)), 0, 0, 0};
+      merged_count = add_constant(op.name + ".row count", {float_bytes({static_cast<float>(total)})});
+    }
+    const Place pairs = layernorm_pairs(index);
+    for (int block = 0; block < layout.blocks(); ++block) {
+      Task task;
+      task.op = index;
+      task.superstep = phase_of(index);
+      task.tile = layout.block_tiles(block).front();
+      task.columns = layout.block_cols(block).size();
+      task.column_elements = layout.piece_panels * kPanelRows;
+      task.panels = panels_of(layout.block_rows(block));
+      task.total_columns = total;
+      if (task.columns == 0) continue;
+      if (plan.merge_received) {
+        Task merge = task;
+        merge.kind = TaskKind::RowMerge;
+        merge.inputs = {statistics};
+        merge.output = merged;
+        merge.slots = parts;
+        merge.counts = counts;
+        lir_.tasks.push_back(std::move(merge));
+      }
+      task.kind = TaskKind::RowApply;
+      task.inputs = {lir_.value_places[static_cast<std::size_t>(op.inputs[0])], plan.merge_received ? merged : statistics};
+      task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+      task.weights = pairs;
+      task.ranges = plan.apply_ranges;
+      task.slots = plan.merge_received ? 1 : parts;
+      task.counts = plan.merge_received ? merged_count : counts;
       lir_.tasks.push_back(std::move(task));
     }
   }

@@ -125,15 +125,16 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
   const MidValue& input = value(lir, op.inputs[0]);
   const std::uint32_t first_column =
       static_cast<std::uint32_t>(value(lir, op.output).layout.columns_on(task.tile).begin);
-  const std::uint32_t panels = static_cast<std::uint32_t>(task.column_elements / kPanelRows);
-  const std::uint32_t halves = 2 * panels;
+  // Strides are the pieces' (every panel of them); the work is the tile's own panels.
+  const std::uint32_t halves = 2 * static_cast<std::uint32_t>(task.column_elements / kPanelRows);
+  const std::uint32_t working = 2 * static_cast<std::uint32_t>(task.panels);
   const std::uint32_t in_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.input);
   const std::uint32_t out_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.output);
   std::uint32_t epsilon;
   std::memcpy(&epsilon, &step.epsilon, 4);
   for (int worker = 0; worker < kWorkers; ++worker) {
-    std::uint32_t first = halves * static_cast<std::uint32_t>(worker) / kWorkers;
-    std::uint32_t last = halves * static_cast<std::uint32_t>(worker + 1) / kWorkers;
+    std::uint32_t first = working * static_cast<std::uint32_t>(worker) / kWorkers;
+    std::uint32_t last = working * static_cast<std::uint32_t>(worker + 1) / kWorkers;
     if (first == last) continue;
     std::vector<ArgumentWord> words{ArgumentWord::value(last - first),
                                     ArgumentWord::value(static_cast<std::uint32_t>(input.cols)),
@@ -147,6 +148,100 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
     }
     words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.columns)));
     words.push_back(ArgumentWord::value(first_column * halves * in_half));
+    task.worker_arguments.push_back(std::move(words));
+  }
+}
+
+std::uint32_t float_bits(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return bits;
+}
+
+// The split-column row kernels (docs/kernels.md, "Split-column row
+// kernels"): RowVariant with a stage, workers as split_row_block shares a
+// block (statistics, apply) or split_row_quads (merge).
+RowVariant split_row_variant(const Lir& lir, const Task& task, RowStage stage) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
+  RowVariant variant{.layernorm = step.kind == StepKind::LayerNorm, .stage = stage};
+  variant.input = stage == RowStage::Merge ? ElementType::F32 : value(lir, op.inputs[0]).storage.element;
+  variant.output = stage == RowStage::Apply ? value(lir, op.output).storage.element : ElementType::F32;
+  for (ElementType type : {variant.input, variant.output})
+    if (type != ElementType::F16 && type != ElementType::F32)
+      throw_failure(fmt::format("op '{}'", step.name), "the compiler supports {} on f16 and f32 values only",
+                    variant.layernorm ? "layernorm" : "softmax");
+  return variant;
+}
+
+void plan_row_statistics(Lir& lir, Task& task, KernelLibrary& library) {
+  const RowVariant variant = split_row_variant(lir, task, RowStage::Statistics);
+  task.kernel = library.row(variant);
+  const std::uint32_t column = static_cast<std::uint32_t>(task.column_elements) * element_bytes(variant.input);
+  const std::uint32_t half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.input);
+  const std::uint32_t slot = static_cast<std::uint32_t>(row_statistics_bytes(task.column_elements / kPanelRows));
+  for (const RowWorkerShare& share : split_row_block(task.panels, task.columns, task.ranges)) {
+    const std::uint32_t first_half = static_cast<std::uint32_t>(share.first_half_panel);
+    task.worker_arguments.push_back(
+        {ArgumentWord::value(static_cast<std::uint32_t>(share.half_panels)),
+         ArgumentWord::value(static_cast<std::uint32_t>(share.columns)),
+         ArgumentWord::address(task.inputs[0].plus(static_cast<std::uint32_t>(share.first_column) * column +
+                                                   first_half * half)),
+         ArgumentWord::value(column),
+         ArgumentWord::address(task.output.plus(static_cast<std::uint32_t>(share.range) * slot + first_half * 64))});
+  }
+}
+
+void plan_row_merge(Lir& lir, Task& task, KernelLibrary& library) {
+  const RowVariant variant = split_row_variant(lir, task, RowStage::Merge);
+  task.kernel = library.row(variant);
+  const std::uint32_t slot = static_cast<std::uint32_t>(row_statistics_bytes(task.column_elements / kPanelRows));
+  for (const RowQuadShare& share : split_row_quads(task.panels)) {
+    std::vector<ArgumentWord> words{ArgumentWord::value(static_cast<std::uint32_t>(share.quads)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(share.first_quad)),
+                                    ArgumentWord::value(static_cast<std::uint32_t>(task.slots)),
+                                    ArgumentWord::address(task.inputs.back()),
+                                    ArgumentWord::value(slot),
+                                    ArgumentWord::address(task.output)};
+    if (variant.layernorm) {
+      words.push_back(ArgumentWord::address(task.counts));
+      words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.total_columns)));
+    }
+    task.worker_arguments.push_back(std::move(words));
+  }
+}
+
+void plan_row_apply(Lir& lir, Task& task, KernelLibrary& library) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
+  const RowVariant variant = split_row_variant(lir, task, RowStage::Apply);
+  task.kernel = library.row(variant);
+  const std::uint32_t in_column = static_cast<std::uint32_t>(task.column_elements) * element_bytes(variant.input);
+  const std::uint32_t out_column = static_cast<std::uint32_t>(task.column_elements) * element_bytes(variant.output);
+  const std::uint32_t in_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.input);
+  const std::uint32_t out_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.output);
+  const std::uint32_t slot = static_cast<std::uint32_t>(row_statistics_bytes(task.column_elements / kPanelRows));
+  for (const RowWorkerShare& share : split_row_block(task.panels, task.columns, task.ranges)) {
+    const std::uint32_t first_half = static_cast<std::uint32_t>(share.first_half_panel);
+    const std::uint32_t first_column = static_cast<std::uint32_t>(share.first_column);
+    std::vector<ArgumentWord> words{
+        ArgumentWord::value(static_cast<std::uint32_t>(share.half_panels)),
+        ArgumentWord::value(static_cast<std::uint32_t>(share.columns)),
+        ArgumentWord::address(task.inputs[0].plus(first_column * in_column + first_half * in_half)),
+        ArgumentWord::address(task.output.plus(first_column * out_column + first_half * out_half)),
+        ArgumentWord::value(in_column),
+        ArgumentWord::value(out_column)};
+    if (variant.layernorm) {
+      words.push_back(ArgumentWord::address(task.weights.plus(first_column * 8)));
+      words.push_back(ArgumentWord::value(float_bits(step.epsilon)));
+    }
+    words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.slots)));
+    words.push_back(ArgumentWord::address(task.inputs[1].plus(first_half * 64)));
+    words.push_back(ArgumentWord::value(slot));
+    if (variant.layernorm) {
+      words.push_back(ArgumentWord::address(task.counts));
+      words.push_back(ArgumentWord::value(static_cast<std::uint32_t>(task.total_columns)));
+    }
     task.worker_arguments.push_back(std::move(words));
   }
 }
@@ -204,6 +299,9 @@ void plan_kernels(Lir& lir, KernelLibrary& library) {
       case TaskKind::LayerNorm:
       case TaskKind::Softmax: plan_row(lir, task, library); break;
       case TaskKind::Attention: plan_attention(lir, task, library); break;
+      case TaskKind::RowStatistics: plan_row_statistics(lir, task, library); break;
+      case TaskKind::RowMerge: plan_row_merge(lir, task, library); break;
+      case TaskKind::RowApply: plan_row_apply(lir, task, library); break;
     }
   }
 }

@@ -34,6 +34,8 @@ enum class BufferKind : std::uint8_t {
   ChunkRecord,    // host inputs and outputs, one record per chunk
   IterationRecord,  // weights and biases of a repeat, one record per iteration
   Scratch,        // a kernel's working memory, one piece per worker
+  Statistics,     // a split row op's statistics: a slot per tile of the row part
+  Constant,       // data the compiler writes (Lir::constants), resident
 };
 
 // How a buffer's lifetime is counted: supersteps of the chunk body. A
@@ -100,7 +102,16 @@ struct Transfer {
   std::string what;  // for dumps and errors
 };
 
-enum class TaskKind : std::uint8_t { Gemm, Combine, LayerNorm, Softmax, Attention };
+enum class TaskKind : std::uint8_t {
+  Gemm,
+  Combine,
+  LayerNorm,
+  Softmax,
+  Attention,
+  RowStatistics,  // a split row op's statistics kernel
+  RowMerge,       // slots of statistics merged into one
+  RowApply,       // a split row op's result from every slot
+};
 
 // A word of a kernel's argument block: a constant, or the address of a
 // place (patched by the supervisor when the place moves with the chunk or
@@ -144,16 +155,35 @@ struct Task {
   int head = 0;
   std::int64_t columns = 0;
   std::int64_t column_elements = 0;
+  // Split row ops: the column ranges the workers take (RowStatistics: the
+  // slots it writes, from `output` on); the slots read from inputs.back()
+  // (RowMerge, RowApply) with their column counts at `counts` (FP32) and
+  // their total; for a RowMerge of a tile's own ranges, those ranges' counts.
+  int ranges = 1;
+  int slots = 0;
+  Place counts;
+  std::int64_t total_columns = 0;
   // Filled by plan_kernels: the kernel, and one argument block per worker
   // that has work (at most six).
   std::string kernel;
   std::vector<std::vector<ArgumentWord>> worker_arguments;
 };
 
+// A Constant buffer's bytes: one list for every tile, or one per group tile.
+struct ConstantData {
+  int buffer = -1;
+  std::vector<std::vector<std::uint8_t>> contents;
+
+  const std::vector<std::uint8_t>& on(int group_tile) const {
+    return contents.size() == 1 ? contents.front() : contents[static_cast<std::size_t>(group_tile)];
+  }
+};
+
 struct Lir {
   const MidProgram* mid = nullptr;
   const Chain* chain = nullptr;
   std::vector<Buffer> buffers;
+  std::vector<ConstantData> constants;
   std::vector<Transfer> transfers;
   std::vector<Task> tasks;
   // Per MidValue: where each group tile holds its piece.

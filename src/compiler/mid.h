@@ -136,6 +136,11 @@ enum class MidOpKind : std::uint8_t {
   Map,        // compute: elementwise epilogue (and add of a second input)
   LayerNorm,  // compute on whole rows
   Softmax,    // compute on whole rows
+  // A layernorm or softmax on split columns: each tile's statistics of its
+  // block's rows (output: the statistics), then exchange of them within
+  // each row part and the result (inputs: x, the statistics).
+  RowStatistics,
+  RowApply,
   Attention,  // compute on whole rows of q, k and v (inputs in that order)
 };
 

@@ -17,7 +17,8 @@ struct CompileOptions {
   std::optional<int> groups;
   std::optional<int> chunks;
   // The most K parts a GEMM may split its sums over. 1 keeps every output's
-  // sum in one accumulator, in the host reference's order: results are then
+  // sum in one accumulator, in the host reference's order, and every
+  // layernorm's and softmax's row statistics on one tile: results are then
   // bit-identical to the reference (at some cost in cycles).
   std::optional<int> max_k_parts;
   // Every GEMM splits its rows into this many parts, storing each weight

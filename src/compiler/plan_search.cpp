@@ -3,6 +3,7 @@
 
 #include "compiler/cost_model.h"
 #include "compiler/kernel_plan.h"
+#include "compiler/row_candidates.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -140,6 +141,10 @@ struct CandidateLayouts {
 struct SearchContext {
   LayoutTable& layouts;
   std::map<int, std::vector<CandidateLayouts>>& candidate_layouts;
+  // Per layernorm or softmax step: its candidates, and those weighed at
+  // this chunk size.
+  const std::map<int, std::vector<RowCandidate>>& row_candidates;
+  std::map<int, std::vector<int>>& row_kept;
   const Chain& chain;
   const GemmCandidates& candidates;
   const CompileOptions& options;
@@ -253,20 +258,40 @@ void add_elementwise(const SearchContext& context, int step_index, int layout, L
   label.supervisor_bundles += 20;
 }
 
-void add_row_step(const SearchContext& context, int step_index, int from, int parts, Label& label) {
+// A layernorm or softmax on a grid of row parts x column parts
+// (row_candidates.h): whole rows on each tile, or split columns whose
+// statistics every tile of a row part exchanges.
+void add_row_step(const SearchContext& context, int step_index, int from, const RowCandidate& candidate,
+                  Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& input = chain.activations[step.input];
-  add_rearrange(context, from, context.layouts.id(whole_on_tiles(context.chunk_panels, input.cols, parts)),
+  add_rearrange(context, from, context.layouts.id(row_input_layout(candidate, context.chunk_panels, input.cols)),
                 storage_bytes(input.storage), repeat, label);
-  const std::int64_t share = ceil_div(input.cols, parts);
+  const std::int64_t panels = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts));
+  const std::int64_t rows = panels * kPanelRows;
+  const std::int64_t share = ceil_div(input.cols, candidate.col_parts);
   const RowKernel kernel = step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax;
-  label.cycles += repeat * row_tile_cycles(kernel, input.storage.element, step.result.element, context.chunk_panels,
-                                           input.cols, share);
-  label.activation_peak = std::max(label.activation_peak, context.rows() * (input.cols * storage_bytes(input.storage) +
-                                                                            share * storage_bytes(step.result)));
-  if (step.gamma >= 0) label.weight_bytes += 8 * share;
+  const ElementType in = input.storage.element, out = step.result.element;
+  if (!candidate.split) {
+    label.cycles += repeat * row_tile_cycles(kernel, in, out, panels, input.cols, share);
+    label.activation_peak = std::max(label.activation_peak,
+                                     rows * (input.cols * storage_bytes(input.storage) + share * storage_bytes(step.result)));
+  } else {
+    const SplitRowPlan plan = split_row_plan(kernel, in, out, panels, share, candidate.col_parts);
+    label.cycles += repeat * plan.cycles;
+    const std::int64_t slot = row_statistics_bytes(panels);
+    label.cycles += repeat * exchange_cycles((candidate.col_parts - 1) * slot, slot, candidate.col_parts - 1,
+                                             context.options.machine);
+    label.exchanges += static_cast<int>(repeat);
+    label.supervisor_bundles += 2 * (candidate.col_parts - 1) + 4 + 20;
+    label.activation_peak =
+        std::max(label.activation_peak, rows * share * (storage_bytes(input.storage) + storage_bytes(step.result)) +
+                                            (candidate.col_parts + plan.ranges) * slot);
+  }
+  if (step.gamma >= 0)
+    label.weight_bytes += 8 * share * (chain.weights[static_cast<std::size_t>(step.gamma)].per_iteration ? context.iterations : 1);
   label.supervisor_bundles += 20;
 }
 
@@ -334,6 +359,42 @@ std::vector<int> keep_candidates(const SearchContext& context, int step) {
   std::sort(by_bytes.begin(), by_bytes.end());
   for (std::size_t i = 0; i < by_cycles.size() && i < kRowSplitCandidates; ++i) kept.push_back(by_cycles[i].second);
   for (std::size_t i = 0; i < by_bytes.size() && i < kRowSplitCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
+// The candidates of a layernorm or softmax step weighed at this chunk
+// size: whole rows with rows unsplit (the plans before row parts), and of
+// the others the few cheapest alone and the few that need least memory.
+constexpr std::size_t kRowStepCandidates = 6;
+std::vector<int> keep_row_candidates(const SearchContext& context, int step) {
+  const std::vector<RowCandidate>& all = context.row_candidates.at(step);
+  const Activation& input = context.chain.activations[static_cast<std::size_t>(context.chain.steps[static_cast<std::size_t>(step)].input)];
+  std::vector<int> kept;
+  std::vector<std::pair<double, int>> by_cycles;
+  std::vector<std::pair<std::int64_t, int>> by_bytes;
+  for (int c = 0; c < static_cast<int>(all.size()); ++c) {
+    const RowCandidate& candidate = all[static_cast<std::size_t>(c)];
+    if (candidate.row_parts == 1 && !candidate.split) {
+      kept.push_back(c);
+      continue;
+    }
+    if (candidate.row_parts > context.chunk_panels) continue;
+    if (candidate.split && context.options.max_k_parts == 1) continue;
+    Label alone;
+    const int input_layout = context.layouts.id(row_input_layout(candidate, context.chunk_panels, input.cols));
+    add_row_step(context, step, input_layout, candidate, alone);
+    const std::int64_t rows = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts)) * kPanelRows;
+    const std::int64_t held = candidate.split ? ceil_div(input.cols, candidate.col_parts) : input.cols;
+    alone.cycles += exchange_cycles(rows * held * storage_bytes(input.storage), 0, 1, context.options.machine);
+    by_cycles.emplace_back(alone.cycles, c);
+    by_bytes.emplace_back(alone.weight_bytes + alone.activation_peak, c);
+  }
+  std::sort(by_cycles.begin(), by_cycles.end());
+  std::sort(by_bytes.begin(), by_bytes.end());
+  for (std::size_t i = 0; i < by_cycles.size() && i < kRowStepCandidates; ++i) kept.push_back(by_cycles[i].second);
+  for (std::size_t i = 0; i < by_bytes.size() && i < kRowStepCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
   std::sort(kept.begin(), kept.end());
   kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   return kept;
@@ -417,23 +478,26 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           add_elementwise(context, index, current, grown);
           continue_with(current, entry, std::move(grown));
         } else {
-          // Whole-row steps: over how many tiles their output columns spread.
           const std::int64_t cols = chain.activations[step.output].cols;
-          const bool attention = step.kind == StepKind::Attention;
-          for (int parts : attention ? attention_part_counts(chain, step, context.group_size)
-                                     : spread_counts(cols, context.group_size)) {
-            Label grown = label;
-            grown.choice[index] = parts;
-            if (attention) {
+          if (step.kind == StepKind::Attention) {
+            for (int parts : attention_part_counts(chain, step, context.group_size)) {
+              Label grown = label;
+              grown.choice[index] = parts;
               add_attention(context, index, current, parts, grown);
               continue_with(layouts.id(attention_layouts(chain, step, parts, context.chunk_panels).output), entry,
                             std::move(grown));
-            } else {
-              int from = current < 0 ? layouts.id(whole_rows_layout(context.chunk_panels, chain.activations[step.input].cols))
-                                     : current;
-              add_row_step(context, index, from, parts, grown);
-              continue_with(layouts.id(split_over_tiles(context.chunk_panels, cols, parts)), entry, std::move(grown));
             }
+            continue;
+          }
+          const std::vector<RowCandidate>& row_options = context.row_candidates.at(index);
+          for (int c : context.row_kept.at(index)) {
+            const RowCandidate& candidate = row_options[static_cast<std::size_t>(c)];
+            Label grown = label;
+            grown.choice[index] = c;
+            int from = current < 0 ? layouts.id(whole_rows_layout(context.chunk_panels, chain.activations[step.input].cols))
+                                   : current;
+            add_row_step(context, index, from, candidate, grown);
+            continue_with(layouts.id(row_output_layout(candidate, context.chunk_panels, cols)), entry, std::move(grown));
           }
         }
       }
@@ -471,8 +535,15 @@ std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candid
   std::string text = fmt::format("{} groups of {} tiles, {} chunk{}", groups, group_size, chunks, chunks == 1 ? "" : "s");
   for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
     if (step_choice[index] < 0) continue;
-    if (chain.steps[index].kind != StepKind::Gemm) {
-      if (step_choice[index] > 1) text += fmt::format(", {} {}x1", chain.steps[index].name, step_choice[index]);
+    const Step& step = chain.steps[static_cast<std::size_t>(index)];
+    if (step.kind == StepKind::Attention) {
+      if (step_choice[index] > 1) text += fmt::format(", {} {}x1", step.name, step_choice[index]);
+      continue;
+    }
+    if (step.kind != StepKind::Gemm) {
+      const RowCandidate row = row_candidates(chain.activations[static_cast<std::size_t>(step.output)].cols,
+                                              group_size)[static_cast<std::size_t>(step_choice[index])];
+      if (row.row_parts > 1 || row.col_parts > 1) text += fmt::format(", {} {}", step.name, row.text());
       continue;
     }
     const GemmCandidate& grid = candidates.by_step.at(index).at(group_size)[step_choice[index]];
@@ -497,6 +568,12 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     int groups = tiles / group_size;
     std::int64_t units_per_group = ceil_div(units, groups);
     LayoutTable layouts;
+    std::map<int, std::vector<RowCandidate>> row_options;
+    for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
+      const Step& step = chain.steps[static_cast<std::size_t>(index)];
+      if (step.kind == StepKind::LayerNorm || step.kind == StepKind::Softmax)
+        row_options[index] = row_candidates(chain.activations[static_cast<std::size_t>(step.output)].cols, group_size);
+    }
     std::int64_t previous_panels = -1;
     // More chunks only save memory, at the cost of cycles: once a chunk
     // count fits the budget, two more are kept in reserve (the exact memory
@@ -509,8 +586,10 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
       previous_panels = chunk_panels;
       bool fits = false;
       std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
-      SearchContext context{layouts, candidate_layouts, chain, candidates, options,
+      std::map<int, std::vector<int>> row_kept;
+      SearchContext context{layouts, candidate_layouts, row_options, row_kept, chain, candidates, options,
                             group_size, chunk_panels, chunks, iterations};
+      for (const auto& [step, list] : row_options) row_kept[step] = keep_row_candidates(context, step);
       for (const auto& [step, by_size] : candidates.by_step) {
         std::vector<CandidateLayouts>& list = candidate_layouts[step];
         list.resize(by_size.at(group_size).size());

@@ -4,6 +4,8 @@
 #include "support/error.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 namespace tilec::compiler {
 
@@ -251,6 +253,7 @@ package::RegionKind region_kind(BufferKind kind) {
     case BufferKind::ReceiveSlots:
     case BufferKind::GatheredWeight: return package::RegionKind::ExchangeBuffer;
     case BufferKind::Partial:
+    case BufferKind::Statistics:
     case BufferKind::Scratch: return package::RegionKind::Scratch;
     default: return package::RegionKind::Tensor;
   }
@@ -283,6 +286,8 @@ package::Package build_tile_images(const ImageInputs& inputs) {
   std::sort(regions.begin(), regions.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
 
   result.tiles.resize(inputs.machine.tiles);
+  std::vector<std::map<const std::vector<std::uint8_t>*, std::shared_ptr<const std::vector<std::uint8_t>>>>
+      constant_segments(lir.constants.size());
   for (std::size_t tile = 0; tile < result.tiles.size(); ++tile) {
     package::TileImage& image = result.tiles[tile];
     TileCode& program = inputs.programs[tile];
@@ -294,6 +299,20 @@ package::Package build_tile_images(const ImageInputs& inputs) {
       image.segments.push_back(package::Segment{
           ".args", map.arguments_address,
           std::make_shared<const std::vector<std::uint8_t>>(std::move(program.arguments)), false});
+    // The compiler's constants, shared by the tiles that hold the same.
+    if (static_cast<int>(tile) / lir.mid->groups.group_size < lir.mid->groups.groups) {
+      const int group_tile = static_cast<int>(tile) % lir.mid->groups.group_size;
+      for (std::size_t i = 0; i < lir.constants.size(); ++i) {
+        const ConstantData& constant = lir.constants[i];
+        const std::vector<std::uint8_t>& bytes = constant.on(group_tile);
+        if (bytes.empty()) continue;
+        auto& shared = constant_segments[i][&bytes];
+        if (!shared) shared = std::make_shared<const std::vector<std::uint8_t>>(bytes);
+        image.segments.push_back(package::Segment{lir.buffers[static_cast<std::size_t>(constant.buffer)].name,
+                                                  lir.buffers[static_cast<std::size_t>(constant.buffer)].address,
+                                                  shared, false});
+      }
+    }
     image.symbols = library_symbols;
     image.symbols.push_back(package::Symbol{"main", map.code_address, map.code_bytes, package::SymbolKind::Function});
     image.regions = regions;

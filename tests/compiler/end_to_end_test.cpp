@@ -261,8 +261,9 @@ TEST(FullChip, SiglipMlpBatchOneBeatsTheReferenceHardware) {
 // Elementwise ops after a whole-row op run as their own step (the row
 // kernels apply no epilogue).
 // Layernorm and softmax shared by several tiles of a group: each holds the
-// whole rows, computes their statistics and writes its columns. FP32
-// layernorm stays bit for bit the reference's.
+// whole rows, computes their statistics and writes its columns (with one
+// part per sum, no tile combines another's statistics). FP32 layernorm
+// stays bit for bit the reference's.
 TEST(EndToEnd, RowOpsSpreadTheirColumnsOverTiles) {
   const StorageType f32{ElementType::F32, 0};
   for (bool layernorm : {true, false}) {
@@ -275,11 +276,13 @@ TEST(EndToEnd, RowOpsSpreadTheirColumnsOverTiles) {
     } else {
       b.output("y", b.softmax("norm", x, -1, f32));
     }
-    Outcome outcome = compile_and_run(b.finish(), on_tiles(64));
+    CompileOptions options = on_tiles(64);
+    options.max_k_parts = 1;
+    Outcome outcome = compile_and_run(b.finish(), options);
     const std::string& plan = outcome.compiled.plan;
-    const std::size_t at = plan.find("norm ");
+    const std::size_t at = plan.find("norm 1x");
     ASSERT_NE(at, std::string::npos) << plan;
-    EXPECT_GT(std::stoi(plan.substr(at + 5)), 1) << plan;
+    EXPECT_GT(std::stoi(plan.substr(at + 7)), 1) << plan;
     EXPECT_EQ(outcome.bad, 0) << plan;
     if (layernorm)
       EXPECT_EQ(outcome.max_error, 0.0) << plan;
@@ -287,6 +290,50 @@ TEST(EndToEnd, RowOpsSpreadTheirColumnsOverTiles) {
       EXPECT_LT(outcome.max_error, 1e-6) << plan;
     EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
   }
+}
+
+// Layernorm and softmax over wide rows split their columns: each tile
+// holds a block, its rows' statistics travel to the other tiles of its
+// row part, and each combines them all. Few rows and wide columns make
+// that the fastest plan; tall narrow ones split rows over tiles too.
+TEST(EndToEnd, RowOpsSplitTheirColumnsAndRows) {
+  const StorageType f16{ElementType::F16, 0}, f32{ElementType::F32, 0};
+  for (const graph::Shape& shape : {graph::Shape{40, 1024}, graph::Shape{2, 300, 64}}) {
+    graph::GraphBuilder b;
+    graph::ValueId x = b.input("x", {shape, f16});
+    graph::ValueId gamma = b.parameter("gamma", {{shape.back()}, f32});
+    graph::ValueId beta = b.parameter("beta", {{shape.back()}, f32});
+    graph::ValueId normed = b.layernorm("norm", x, gamma, beta, 1e-5f, f16);
+    b.output("y", b.softmax("soft", normed, -1, f32));
+    b.output("normed", normed);
+    Outcome outcome = compile_and_run(b.finish(), on_tiles(64));
+    const std::string& plan = outcome.compiled.plan;
+    EXPECT_NE(plan.find("norm 1x"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("split"), std::string::npos) << plan;
+    EXPECT_EQ(outcome.bad, 0) << plan;
+    EXPECT_LT(outcome.max_error, 2e-3) << plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
+  }
+}
+
+// Row parts for a whole-row layernorm: each tile holds whole rows of its
+// part and writes them all.
+TEST(EndToEnd, WholeRowLayerNormOnRowParts) {
+  const StorageType f32{ElementType::F32, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{300, 32}, f32});
+  graph::ValueId gamma = b.parameter("gamma", {{32}, f32});
+  graph::ValueId beta = b.parameter("beta", {{32}, f32});
+  b.output("y", b.layernorm("norm", x, gamma, beta, 1e-5f, f32));
+  CompileOptions options = on_tiles(16);
+  options.groups = 1;
+  options.max_k_parts = 1;
+  Outcome outcome = compile_and_run(b.finish(), options);
+  const std::size_t at = outcome.compiled.plan.find("norm ");
+  ASSERT_NE(at, std::string::npos) << outcome.compiled.plan;
+  EXPECT_GT(std::stoi(outcome.compiled.plan.substr(at + 5)), 1) << outcome.compiled.plan;
+  EXPECT_EQ(outcome.max_error, 0.0) << outcome.compiled.plan;
+  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
 }
 
 TEST(EndToEnd, GeluAfterLayerNormIsApplied) {
