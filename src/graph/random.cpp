@@ -72,11 +72,12 @@ double portable_log(double x) {
   return exponent * kLn2High + (exponent * kLn2Low + log_m);
 }
 
-std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::size_t count, float sigma) {
+std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::size_t count, float sigma,
+                            float mean) {
   SplitMixStream uniform(mix64(mix64(seed) ^ fnv1a64(stream)));
   std::vector<float> samples;
   samples.reserve(count + 1);
-  const double scale = sigma;
+  const double scale = sigma, offset = mean;
   while (samples.size() < count) {
     // Marsaglia polar method: a point uniform in the unit disc (but not its
     // centre) gives two independent standard normals.
@@ -87,8 +88,11 @@ std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::si
       radius2 = x * x + y * y;
     } while (radius2 >= 1.0 || radius2 == 0.0);
     const double factor = std::sqrt(-2.0 * portable_log(radius2) / radius2);
-    samples.push_back(static_cast<float>(x * factor * scale));
-    samples.push_back(static_cast<float>(y * factor * scale));
+    // Without a mean the samples are exactly those of N(0, sigma^2), -0 included.
+    for (const double unit : {x * factor, y * factor}) {
+      const double sample = unit * scale;
+      samples.push_back(static_cast<float>(offset == 0.0 ? sample : offset + sample));
+    }
   }
   samples.resize(count);
   return samples;

@@ -207,6 +207,29 @@ Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v
   return out;
 }
 
+// Row py*(W/p)+px of each batch item is patch (py, px); each patch row is
+// its p rows of p pixels, C channels each, in that order. Pixels beyond the
+// last whole patch (H mod p rows, W mod p columns) are left out.
+Values patchify(const Op& op, const Buffer& x) {
+  const Shape& shape = x.type.shape;
+  const std::size_t rank = shape.size();
+  const std::int64_t height = shape[rank - 3], width = shape[rank - 2], channels = shape[rank - 1];
+  const std::int64_t p = op.patch, across = width / p;
+  const std::int64_t patches = (height / p) * across, row_length = p * channels;
+  const Values& in = *x.data;
+  const std::int64_t items = product(drop_last(shape, 3));
+  Values out(static_cast<std::size_t>(items * patches * p * row_length));
+  for (std::int64_t item = 0; item < items; ++item)
+    for (std::int64_t patch = 0; patch < patches; ++patch)
+      for (std::int64_t i = 0; i < p; ++i) {
+        // Row i of a patch: p pixels that lie side by side in the image.
+        const std::int64_t y = patch / across * p + i, x0 = patch % across * p;
+        std::copy_n(in.begin() + ((item * height + y) * width + x0) * channels, row_length,
+                    out.begin() + (item * patches + patch) * p * row_length + i * row_length);
+      }
+  return out;
+}
+
 class Interpreter {
  public:
   Interpreter(bool keep_intermediates, int gemm_k_parts, TensorMap& intermediates)
@@ -262,6 +285,8 @@ class Interpreter {
       case OpKind::LayerNorm: result = layernorm(op, operand(0), operand(1), operand(2)); break;
       case OpKind::Softmax: result = softmax(op, operand(0)); break;
       case OpKind::Attention: result = attention(op, operand(0), operand(1), operand(2), type.shape); break;
+      case OpKind::Patchify: result = patchify(op, operand(0)); break;
+      case OpKind::Reshape: result = *operand(0).data; break;
       default: TILEC_CHECK(false, "op kind {} has no interpreter", op_kind_name(op.kind));
     }
     round_to(result, type.storage);
