@@ -136,19 +136,24 @@ Facts measure(const Source& source, const VitOptions& options) {
   const std::int64_t slice_size = elements_of(slice_shape);
   const std::int64_t columns = slice_shape.size() >= 2 ? slice_shape.back() : 0;
   facts.slices.resize(source.stacked ? static_cast<std::size_t>(source.shape.front()) : 1);
+  const std::size_t width = columns > 0 ? static_cast<std::size_t>(columns) : 1;
   parallel_for(0, facts.slices.size(), [&](std::size_t slice) {
     SliceFacts& out = facts.slices[slice];
-    std::vector<double> column_squares(static_cast<std::size_t>(columns));
+    std::vector<float> stored(drawn.begin() + static_cast<std::ptrdiff_t>(slice) * slice_size,
+                              drawn.begin() + static_cast<std::ptrdiff_t>(slice + 1) * slice_size);
+    round_to_storage(stored, facts.storage);
+    std::vector<double> column_squares(width);
     double squares = 0;
-    for (std::int64_t i = 0; i < slice_size; ++i) {
-      const double value = round_to_storage(drawn[slice * static_cast<std::size_t>(slice_size) + static_cast<std::size_t>(i)],
-                                            facts.storage);
-      out.largest = std::max(out.largest, std::fabs(value));
-      squares += value * value;
-      if (columns > 0) column_squares[static_cast<std::size_t>(i % columns)] += value * value;
-    }
+    for (std::size_t row = 0; row < stored.size() / width; ++row)
+      for (std::size_t column = 0; column < width; ++column) {
+        const double value = stored[row * width + column];
+        out.largest = std::max(out.largest, std::fabs(value));
+        squares += value * value;
+        column_squares[column] += value * value;
+      }
     out.norm = std::sqrt(squares);
-    for (double column : column_squares) out.largest_column_norm = std::max(out.largest_column_norm, std::sqrt(column));
+    if (columns > 0)
+      for (double column : column_squares) out.largest_column_norm = std::max(out.largest_column_norm, std::sqrt(column));
   });
   return facts;
 }

@@ -181,7 +181,9 @@ TEST(VitWorkload, Fp8CastsEveryGemmOperand) {
       for (ValueId operand : op.operands) {
         EXPECT_EQ(g->type(operand).storage.element, ElementType::F143) << op.name;
         const Op* producer = g->producer(operand);
-        if (producer) EXPECT_TRUE(producer->kind == OpKind::Cast || producer->kind == OpKind::Parameter) << op.name;
+        if (producer) {
+          EXPECT_TRUE(producer->kind == OpKind::Cast || producer->kind == OpKind::Parameter) << op.name;
+        }
       }
     }
   EXPECT_EQ(type_of(graph, "image").storage, kF16);
