@@ -54,11 +54,11 @@ std::string workload_label(const std::string& workload, const graph::MlpOptions&
   shape_only.fp8_scale.reset();
   const graph::Graph graph = graph::build_workload(workload, shape_only);
   std::string label = workload;
-  if (workload == "siglip-vit" || workload == "vit") {
-    const graph::VitDimensions& base = workload == "vit" ? graph::kSmallVit : graph::kSiglipVit;
-    if (workload == "vit")
-      label += fmt::format(" {}x{}", options.width.value_or(base.width), options.hidden.value_or(base.hidden));
-    label += fmt::format(" layers {}", options.layers.value_or(base.layers));
+  if (workload.find("vit") != std::string::npos) {
+    const bool small = !workload.starts_with("siglip");
+    const graph::VitDimensions& base = small ? graph::kSmallVit : graph::kSiglipVit;
+    if (small) label += fmt::format(" {}x{}", options.width.value_or(base.width), options.hidden.value_or(base.hidden));
+    if (!workload.ends_with("-layer")) label += fmt::format(" layers {}", options.layers.value_or(base.layers));
     if (!options.head) label += " no head";
   } else if (workload != "siglip-mlp") {
     const graph::Shape& x = graph.type(graph.inputs().at(0)->results.at(0)).shape;

@@ -51,7 +51,8 @@ class WorkloadCache {
 };
 
 // "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden), "siglip-vit
-// layers 27" or "vit 16x32 layers 2" (width x hidden), with " no head",
+// layers 27" or "vit 16x32 layers 2" (width x hidden; "siglip-vit-layer",
+// "vit-layer 16x32" for one encoder layer), with " no head",
 // " bias" and " seed N" when they are not the defaults: the report's
 // `workload`.
 // Precision, batch and blocks are not part of it. BadInput for options the

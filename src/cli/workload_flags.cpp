@@ -17,6 +17,7 @@ constexpr const char* kWorkloadOptions[] = {"--batch", "--blocks", "--precision"
                                             "--tokens", "--width", "--hidden", "--layers", "--no-head"};
 
 bool is_vit(const std::string& workload) { return workload == "siglip-vit" || workload == "vit"; }
+bool is_vit_layer(const std::string& workload) { return workload == "siglip-vit-layer" || workload == "vit-layer"; }
 
 // A flag given to a workload that does not take it: one line naming both.
 void check_applies(const std::string& workload, bool given, const std::string& flag, bool applies,
@@ -28,13 +29,14 @@ void check_applies(const std::string& workload, bool given, const std::string& f
 void check_flags_apply(const WorkloadFlags& flags) {
   const std::string& name = flags.workload;
   const bool vit = is_vit(name), mlp = name == "siglip-mlp" || name == "mlp";
-  if (!vit && !mlp) return;
+  if (!vit && !mlp && !is_vit_layer(name)) return;
+  const bool sized = name == "mlp" || name == "vit" || name == "vit-layer";
   check_applies(name, flags.blocks != "1", "--blocks " + flags.blocks, mlp, "siglip-mlp or mlp");
   check_applies(name, flags.fp8_scale != "auto", "--fp8-scale " + flags.fp8_scale, mlp, "siglip-mlp or mlp");
   check_applies(name, flags.bias, "--bias", mlp, "siglip-mlp or mlp");
   check_applies(name, !flags.tokens.empty(), "--tokens " + flags.tokens, name == "mlp", "mlp");
-  check_applies(name, !flags.width.empty(), "--width " + flags.width, name == "mlp" || name == "vit", "mlp or vit");
-  check_applies(name, !flags.hidden.empty(), "--hidden " + flags.hidden, name == "mlp" || name == "vit", "mlp or vit");
+  check_applies(name, !flags.width.empty(), "--width " + flags.width, sized, "mlp, vit or vit-layer");
+  check_applies(name, !flags.hidden.empty(), "--hidden " + flags.hidden, sized, "mlp, vit or vit-layer");
   check_applies(name, !flags.layers.empty(), "--layers " + flags.layers, vit, "siglip-vit or vit");
   check_applies(name, flags.no_head, "--no-head", vit, "siglip-vit or vit");
 }
@@ -82,8 +84,9 @@ void add_workload_flags(CLI::App& command, WorkloadFlags& flags) {
   command.add_flag("--bias", flags.bias, "Add biases b1 and b2 after the GEMMs (default off)");
   command.add_option("--tokens", flags.tokens, "Tokens per batch item, workload mlp only (default 8)")
       ->type_name("N");
-  command.add_option("--width", flags.width, "Model width, workloads mlp and vit only (default 16)")->type_name("N");
-  command.add_option("--hidden", flags.hidden, "MLP hidden width, workloads mlp and vit only (default 32)")
+  command.add_option("--width", flags.width, "Model width, workloads mlp, vit and vit-layer only (default 16)")
+      ->type_name("N");
+  command.add_option("--hidden", flags.hidden, "MLP hidden width, workloads mlp, vit and vit-layer only (default 32)")
       ->type_name("N");
   command.add_option("--layers", flags.layers,
                      "Encoder layers, one repeat op, workloads siglip-vit and vit only (default 27 and 2)")
@@ -157,7 +160,7 @@ graph::TensorMap graph_file_data(const CLI::App& command, const graph::Graph& gr
 std::string workload_title(const WorkloadFlags& flags, const graph::MlpOptions& options) {
   std::string title = fmt::format("{} {} batch {}", flags.workload, graph::precision_name(options.precision),
                                   options.batch);
-  if (!is_vit(flags.workload)) title += fmt::format(" blocks {}", options.blocks);
+  if (!is_vit(flags.workload) && !is_vit_layer(flags.workload)) title += fmt::format(" blocks {}", options.blocks);
   if (is_vit(flags.workload))
     title += fmt::format(" layers {}",
                          options.layers.value_or((flags.workload == "vit" ? graph::kSmallVit : graph::kSiglipVit).layers));

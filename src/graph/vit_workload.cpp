@@ -24,6 +24,7 @@ constexpr double kGeluNegativeBound = 0.17;
 // What a tensor is for: decides its storage type and its data.
 enum class Role : std::uint8_t {
   Image,
+  Tokens,     // the encoder layer's input x: N(0, 1)
   Weight,     // a GEMM's right operand: N(0, 1/K)
   Probe,      // the head's query, a GEMM's left operand: small
   Bias,       // biases and the position embedding: small
@@ -62,6 +63,12 @@ Shape layer_shape(const std::string& name, const VitDimensions& d) {
 std::vector<Source> sources_of(const VitOptions& options) {
   const VitDimensions& d = options.dimensions;
   const std::int64_t tokens = (d.image / d.patch) * (d.image / d.patch);
+  if (options.part == VitPart::EncoderLayer) {
+    std::vector<Source> sources{{"x", {options.batch, tokens, d.width}, Role::Tokens, false}};
+    for (const LayerParameter& parameter : kLayerParameters)
+      sources.push_back({parameter.name, layer_shape(parameter.name, d), parameter.role, false});
+    return sources;
+  }
   std::vector<Source> sources{
       {"image", {options.batch, d.image, d.image, d.channels}, Role::Image, false},
       {"patch_W", {d.patch * d.patch * d.channels, d.width}, Role::Weight, false},
@@ -89,6 +96,7 @@ std::vector<Source> sources_of(const VitOptions& options) {
 Distribution distribution_of(const Source& source) {
   switch (source.role) {
     case Role::Image: return {0.0f, kImageSigma};
+    case Role::Tokens: return {0.0f, 1.0f};
     case Role::Weight: {
       const auto fan_in = static_cast<float>(source.shape[source.shape.size() - 2]);
       return {0.0f, 1.0f / std::sqrt(fan_in)};
@@ -228,15 +236,21 @@ class VitBuilder {
     Workload workload;
     for (const Source& source : sources) {
       // Checked before any data is drawn for it.
-      check_type(fmt::format("{} '{}'", source.role == Role::Image ? "input" : "parameter", source.name), "the tensor",
+      check_type(fmt::format("{} '{}'", is_input(source) ? "input" : "parameter", source.name), "the tensor",
                  {source.shape, kF32});
       workload.data_rules.emplace(source.name, distribution_of(source));
     }
     if (fp8_) measure_parameters(sources);
     for (const Source& source : sources) {
       const TensorType type{source.shape, storage(source)};
-      values_[source.name] = source.role == Role::Image ? builder_.input(source.name, type)
-                                                        : builder_.parameter(source.name, type);
+      values_[source.name] = is_input(source) ? builder_.input(source.name, type) : builder_.parameter(source.name, type);
+    }
+    if (options_.part == VitPart::EncoderLayer) {
+      std::map<std::string, ValueId> parameters;
+      for (const LayerParameter& parameter : kLayerParameters) parameters[parameter.name] = value(parameter.name);
+      builder_.output("y", encoder_layer(builder_, value("x"), parameters));
+      workload.graph = builder_.finish();
+      return workload;
     }
     ValueId x = embed();
     x = layers(x);
@@ -250,18 +264,20 @@ class VitBuilder {
   }
 
  private:
+  static bool is_input(const Source& source) { return source.role == Role::Image || source.role == Role::Tokens; }
+
   void measure_parameters(const std::vector<Source>& sources) {
     std::vector<Facts> facts(sources.size());
-    // The image's data depends on the batch, and its cast has a fixed scale.
+    // The inputs' data depends on the batch, and no scale comes from it.
     parallel_for(0, sources.size(), [&](std::size_t i) {
-      if (sources[i].role != Role::Image) facts[i] = measure(sources[i], options_);
+      if (!is_input(sources[i])) facts[i] = measure(sources[i], options_);
     });
     for (std::size_t i = 0; i < sources.size(); ++i)
-      if (sources[i].role != Role::Image) facts_.emplace(sources[i].name, std::move(facts[i]));
+      if (!is_input(sources[i])) facts_.emplace(sources[i].name, std::move(facts[i]));
   }
 
   StorageType storage(const Source& source) const {
-    if (fp8_ && source.role != Role::Image) return facts_.at(source.name).storage;
+    if (fp8_ && !is_input(source)) return facts_.at(source.name).storage;
     return storage_of(source.role, options_.precision);
   }
 
@@ -287,31 +303,35 @@ class VitBuilder {
   }
 
   ValueId layers(ValueId embedded) {
-    CastBounds bounds(facts_, d_.width);
     GraphBuilder::RepeatOperands operands{.carried = {embedded}, .argument_names = {"x"}};
     for (const LayerParameter& parameter : kLayerParameters) {
       operands.sequence.push_back(value(parameter.name));
       operands.argument_names.push_back(parameter.name);
     }
     auto body = [&](GraphBuilder& b, const std::vector<ValueId>& args) {
-      std::map<std::string, ValueId> p;
-      for (std::size_t i = 0; i < std::size(kLayerParameters); ++i) p[kLayerParameters[i].name] = args[i + 1];
-      const ValueId x = args[0];
-      ValueId ln1 = b.layernorm("ln1", x, p["ln1_gamma"], p["ln1_beta"], kLayerNormEpsilon);
-      ln1 = fp8_operand(b, "ln1", ln1, fp8_ ? bounds.layernorm("ln1") : 0);
-      const ValueId q = linear(b, "q", ln1, p["Wq"], p["bq"]);
-      const ValueId k = linear(b, "k", ln1, p["Wk"], p["bk"]);
-      const ValueId v = linear(b, "v", ln1, p["Wv"], p["bv"]);
-      ValueId attention = b.attention("attention", q, k, v, attention_scale(), std::nullopt, d_.heads);
-      attention = fp8_operand(b, "attention", attention, fp8_ ? bounds.gemm_of_layernorm("ln1", "Wv", "bv") : 0);
-      const ValueId residual1 = b.add("residual1", linear(b, "o", attention, p["Wo"], p["bo"]), x);
-      ValueId ln2 = b.layernorm("ln2", residual1, p["ln2_gamma"], p["ln2_beta"], kLayerNormEpsilon);
-      ln2 = fp8_operand(b, "ln2", ln2, fp8_ ? bounds.layernorm("ln2") : 0);
-      const double gelu_bound = fp8_ ? std::max(bounds.gemm_of_layernorm("ln2", "W1", "b1"), kGeluNegativeBound) : 0;
-      const ValueId mlp = mlp_block(b, "", ln2, p["W1"], p["b1"], p["W2"], p["b2"], gelu_bound);
-      return std::vector<ValueId>{b.add("residual2", mlp, residual1)};
+      std::map<std::string, ValueId> parameters;
+      for (std::size_t i = 0; i < std::size(kLayerParameters); ++i) parameters[kLayerParameters[i].name] = args[i + 1];
+      return std::vector<ValueId>{encoder_layer(b, args[0], parameters)};
     };
     return builder_.repeat("layers", d_.layers, operands, body).front();
+  }
+
+  // One encoder layer on `b`, with parameters `p` by name; returns its result.
+  ValueId encoder_layer(GraphBuilder& b, ValueId x, std::map<std::string, ValueId> p) const {
+    CastBounds bounds(facts_, d_.width);
+    ValueId ln1 = b.layernorm("ln1", x, p["ln1_gamma"], p["ln1_beta"], kLayerNormEpsilon);
+    ln1 = fp8_operand(b, "ln1", ln1, fp8_ ? bounds.layernorm("ln1") : 0);
+    const ValueId q = linear(b, "q", ln1, p["Wq"], p["bq"]);
+    const ValueId k = linear(b, "k", ln1, p["Wk"], p["bk"]);
+    const ValueId v = linear(b, "v", ln1, p["Wv"], p["bv"]);
+    ValueId attention = b.attention("attention", q, k, v, attention_scale(), std::nullopt, d_.heads);
+    attention = fp8_operand(b, "attention", attention, fp8_ ? bounds.gemm_of_layernorm("ln1", "Wv", "bv") : 0);
+    const ValueId residual1 = b.add("residual1", linear(b, "o", attention, p["Wo"], p["bo"]), x);
+    ValueId ln2 = b.layernorm("ln2", residual1, p["ln2_gamma"], p["ln2_beta"], kLayerNormEpsilon);
+    ln2 = fp8_operand(b, "ln2", ln2, fp8_ ? bounds.layernorm("ln2") : 0);
+    const double gelu_bound = fp8_ ? std::max(bounds.gemm_of_layernorm("ln2", "W1", "b1"), kGeluNegativeBound) : 0;
+    const ValueId mlp = mlp_block(b, "", ln2, p["W1"], p["b1"], p["W2"], p["b2"], gelu_bound);
+    return b.add("residual2", mlp, residual1);
   }
 
   // gelu_tanh(x W1 + b1) W2 + b2 with siglip-mlp's op names under `prefix`.

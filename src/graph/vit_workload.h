@@ -29,6 +29,11 @@ constexpr VitDimensions kSiglipVit{};
 constexpr VitDimensions kSmallVit{
     .image = 8, .channels = 3, .patch = 2, .width = 16, .hidden = 32, .heads = 2, .layers = 2};
 
+// The whole tower, or one encoder layer alone: input x [batch, T, width]
+// (T = (image / patch)^2 tokens), the layer's parameters unstacked (no
+// leading layer axis), output y; the same ops and names as the repeat body.
+enum class VitPart : std::uint8_t { Tower, EncoderLayer };
+
 struct VitOptions {
   VitDimensions dimensions{};
   std::int64_t batch = 1;
@@ -36,11 +41,14 @@ struct VitOptions {
   bool head = true;
   // The data the FP8 scales are chosen for (generate_data's seed).
   std::uint64_t seed = 0;
+  // EncoderLayer ignores `layers` and `head`.
+  VitPart part = VitPart::Tower;
 };
 
-// The data: the image N(0, kImageSigma^2); every GEMM weight N(0, 1/K) for
-// its K rows (fan-in); layernorm gains N(1, kSmallSigma^2); layernorm
-// shifts, biases, the position embedding and the probe N(0, kSmallSigma^2).
+// The data: the image N(0, kImageSigma^2) (an encoder layer's x N(0, 1));
+// every GEMM weight N(0, 1/K) for its K rows (fan-in); layernorm gains
+// N(1, kSmallSigma^2); layernorm shifts, biases, the position embedding and
+// the probe N(0, kSmallSigma^2).
 constexpr float kImageSigma = 0.5f;
 constexpr float kSmallSigma = 0.02f;
 constexpr float kLayerNormEpsilon = 1e-6f;

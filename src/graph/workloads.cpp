@@ -157,6 +157,8 @@ std::vector<WorkloadInfo> workloads() {
                      "MAP head -> [batch,1152]"},
       {"vit", "the same tower at 8x8 px, patch 2 (16 tokens), --width/--hidden of your choice (default 16/32), "
               "2 heads, 2 layers"},
+      {"siglip-vit-layer", "one SigLIP So400m/14 encoder layer: x[batch,729,1152] -> y"},
+      {"vit-layer", "one encoder layer of vit: x[batch,16,16] -> y"},
   };
 }
 
@@ -177,7 +179,10 @@ VitOptions vit_options(std::string_view name, const MlpOptions& options, VitDime
     throw_bad_input(where, "it chooses every FP8 scale from its data; fp8-scale is an option of the MLP workloads");
   if (options.bias) throw_bad_input(where, "it always has biases; bias is an option of the MLP workloads");
   if (options.tokens) throw_bad_input(where, "its tokens follow from the image and the patch; tokens is an option of workload 'mlp'");
-  if (name == "siglip-vit" && (options.width || options.hidden))
+  if (name.ends_with("-layer") && (options.layers || !options.head))
+    throw_bad_input(where, "it is one encoder layer, without the head; layers and head are options of workloads "
+                    "'siglip-vit' and 'vit'");
+  if (name.starts_with("siglip-vit") && (options.width || options.hidden))
     throw_bad_input(where, "its dimensions are fixed (1152, 4304); width and hidden are options of workload 'vit'");
   dimensions.width = options.width.value_or(dimensions.width);
   dimensions.hidden = options.hidden.value_or(dimensions.hidden);
@@ -203,10 +208,14 @@ Workload make_workload(std::string_view name, MlpOptions options) {
     options.hidden = options.hidden.value_or(kSmallHidden);
     return {mlp_graph(options), {}};
   }
-  if (name == "siglip-vit") return vit_workload(vit_options(name, options, kSiglipVit));
-  if (name == "vit") return vit_workload(vit_options(name, options, kSmallVit));
+  for (const auto& [tower, dimensions] : {std::pair{"siglip-vit", kSiglipVit}, std::pair{"vit", kSmallVit}}) {
+    if (name != tower && name != std::string(tower) + "-layer") continue;
+    VitOptions vit = vit_options(name, options, dimensions);
+    if (name != tower) vit.part = VitPart::EncoderLayer;
+    return vit_workload(vit);
+  }
   throw_bad_input(fmt::format("workload '{}'", name),
-                  "unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit)");
+                  "unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit, siglip-vit-layer, vit-layer)");
 }
 
 Graph build_workload(std::string_view name, MlpOptions options) {

@@ -111,7 +111,8 @@ TEST(GraphShow, UsageErrors) {
                         "--batch: applies to --workload only");
   expect_one_line_error(run_tilec("graph show --workload mlp --blocks 0"), "--blocks 0: must be an integer >= 1");
   expect_one_line_error(run_tilec("graph show --workload transformer"),
-                        "workload 'transformer': unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit)");
+                        "workload 'transformer': unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit, "
+                        "siglip-vit-layer, vit-layer)");
   expect_one_line_error(run_tilec("graph show --workload siglip-mlp --tokens 4"),
                         "--tokens 4: applies to workload mlp only, not siglip-mlp");
 }
@@ -141,9 +142,13 @@ TEST(GraphShow, WorkloadFlagsThatDoNotApplyNameTheFlag) {
   expect_one_line_error(run_tilec(show + "vit --fp8-scale -3"),
                         "--fp8-scale -3: applies to workload siglip-mlp or mlp only, not vit");
   expect_one_line_error(run_tilec(show + "siglip-vit --width 64"),
-                        "--width 64: applies to workload mlp or vit only, not siglip-vit");
+                        "--width 64: applies to workload mlp, vit or vit-layer only, not siglip-vit");
   expect_one_line_error(run_tilec(show + "vit --tokens 4"), "--tokens 4: applies to workload mlp only, not vit");
   expect_one_line_error(run_tilec(show + "mlp --layers 2"), "--layers 2: applies to workload siglip-vit or vit only, not mlp");
+  expect_one_line_error(run_tilec(show + "vit-layer --no-head"),
+                        "--no-head: applies to workload siglip-vit or vit only, not vit-layer");
+  expect_one_line_error(run_tilec(show + "siglip-vit-layer --hidden 8"),
+                        "--hidden 8: applies to workload mlp, vit or vit-layer only, not siglip-vit-layer");
   expect_one_line_error(run_tilec(show + "siglip-mlp --no-head"),
                         "--no-head: applies to workload siglip-vit or vit only, not siglip-mlp");
   expect_one_line_error(run_tilec(show + "vit --layers 0"), "--layers 0: must be an integer >= 1");

@@ -81,6 +81,9 @@ TEST(ReferenceCommand, RunsTheSmallVisionTower) {
   for (float gain : gains.to_floats()) EXPECT_NEAR(gain, 1.0f, 0.15f);
   const nlohmann::json again = json_of(run_tilec("reference --json --graph " + dir + "/graph.json --inputs " + dir));
   EXPECT_EQ(again["outputs"][0]["xxh64"], embedding["xxh64"]);
+  const nlohmann::json layer = json_of(run_tilec("reference --workload vit-layer --width 32 --json"));
+  EXPECT_EQ(layer["run"], "vit-layer fp8 batch 1 seed 0");
+  EXPECT_EQ(layer["outputs"][0]["type"], "f16[1,16,32]");
 }
 
 // --k-parts: the same graph with its GEMMs summed in parts, compared with

@@ -290,6 +290,51 @@ TEST(VitWorkload, RoundTripsThroughJson) {
     }
 }
 
+// One encoder layer alone is the repeat body written at the top level: the
+// same ops, names and types, the parameters unstacked.
+TEST(VitWorkload, EncoderLayerAloneIsTheRepeatBody) {
+  for (Precision precision : {Precision::Fp16, Precision::Fp8}) {
+    const Graph layer = build_workload("vit-layer", {.batch = 2, .precision = precision});
+    validate(layer);
+    const Graph tower = build_workload("vit", {.batch = 2, .precision = precision, .layers = 1});
+    const Graph& body = *op_named(tower, "layers").body;
+    EXPECT_EQ(op_names(layer), op_names(body));
+    for (const Op& op : body.ops) {
+      const TensorType& in_body = body.type(op.results[0]);
+      // Cast scales bound the values of every layer the body serves; here there is one.
+      if (op.kind != OpKind::Cast) {
+        EXPECT_EQ(type_of(layer, op.name), in_body) << op.name;
+      }
+    }
+    EXPECT_EQ(type_of(layer, "x"), (TensorType{{2, 16, 16}, kF16}));
+    EXPECT_EQ(type_of(layer, "W1").shape, (Shape{16, 32}));
+    EXPECT_EQ(type_of(layer, "ln2_beta"), (TensorType{{16}, kF32}));
+    ASSERT_EQ(layer.outputs.size(), 1u);
+    EXPECT_EQ(layer.outputs[0].first, "y");
+    EXPECT_EQ(layer.value(layer.outputs[0].second).name, "residual2");
+  }
+  const Graph siglip = build_workload("siglip-vit-layer", {.precision = Precision::Fp16});
+  EXPECT_EQ(type_of(siglip, "x"), (TensorType{{1, 729, 1152}, kF16}));
+  EXPECT_EQ(type_of(siglip, "W2"), (TensorType{{4304, 1152}, kF16}));
+  std::int64_t parameters = 0;
+  for (const Op* parameter : siglip.parameters()) parameters += siglip.type(parameter->results[0]).elements();
+  EXPECT_EQ(parameters, 15'239'504);
+  EXPECT_EQ(graph_macs(siglip), 12'323'342'592);
+}
+
+// Its data is the tower's first layer's (each stream's first samples do not
+// depend on its length), so on the tower's embedded tokens it computes the
+// tower's first layer, bit for bit.
+TEST(VitWorkload, EncoderLayerAloneComputesTheTowersFirstLayer) {
+  const Workload tower = make_workload("vit", {.precision = Precision::Fp16, .layers = 3});
+  const Workload layer = make_workload("vit-layer", {.precision = Precision::Fp16});
+  const ReferenceResult by_tower = run_reference(tower.graph, generate_data(tower.graph, 2, tower.data_rules), true);
+  TensorMap data = generate_data(layer.graph, 2, layer.data_rules);
+  EXPECT_EQ(layer.data_rules.at("x"), (Distribution{0.0f, 1.0f}));
+  data.insert_or_assign("x", by_tower.intermediates.at("embedded"));
+  EXPECT_EQ(run_reference(layer.graph, data).outputs.at("y").bytes, by_tower.intermediates.at("layers[0].residual2").bytes);
+}
+
 TEST(VitWorkload, OptionErrors) {
   EXPECT_EQ(bad_input([] { build_workload("vit", {.layers = 0}); }), "workload: layers 0 must be >= 1");
   EXPECT_EQ(bad_input([] { build_workload("vit", {.batch = 0}); }), "workload: batch 0 must be >= 1");
@@ -306,6 +351,12 @@ TEST(VitWorkload, OptionErrors) {
             "workload 'vit': its tokens follow from the image and the patch; tokens is an option of workload 'mlp'");
   EXPECT_EQ(bad_input([] { build_workload("siglip-vit", {.width = 64}); }),
             "workload 'siglip-vit': its dimensions are fixed (1152, 4304); width and hidden are options of "
+            "workload 'vit'");
+  EXPECT_EQ(bad_input([] { build_workload("vit-layer", {.layers = 2}); }),
+            "workload 'vit-layer': it is one encoder layer, without the head; layers and head are options of "
+            "workloads 'siglip-vit' and 'vit'");
+  EXPECT_EQ(bad_input([] { build_workload("siglip-vit-layer", {.hidden = 8}); }),
+            "workload 'siglip-vit-layer': its dimensions are fixed (1152, 4304); width and hidden are options of "
             "workload 'vit'");
   EXPECT_EQ(bad_input([] { build_workload("mlp", {.layers = 2}); }),
             "workload 'mlp': layers and head are options of workloads 'siglip-vit' and 'vit'");
