@@ -1,6 +1,7 @@
 #include "bench/workload_data.h"
 
 #include "graph/reference.h"
+#include "graph/vit_workload.h"
 
 #include <fmt/format.h>
 
@@ -16,8 +17,11 @@ ReferenceOutputs compute_reference(const graph::Graph& graph, const graph::Tenso
   return reference;
 }
 
-WorkloadData::WorkloadData(const std::string& workload, const graph::MlpOptions& options)
-    : graph_(graph::build_workload(workload, options)), data_(graph::generate_data(graph_, options.seed)) {}
+WorkloadData::WorkloadData(const std::string& workload, const graph::MlpOptions& options) {
+  graph::Workload built = graph::make_workload(workload, options);
+  graph_ = std::move(built.graph);
+  data_ = graph::generate_data(graph_, options.seed, built.data_rules);
+}
 
 const ReferenceOutputs& WorkloadData::reference() {
   std::call_once(reference_once_, [this] { reference_ = compute_reference(graph_, data_); });
@@ -27,10 +31,10 @@ const ReferenceOutputs& WorkloadData::reference() {
 std::shared_ptr<WorkloadData> WorkloadCache::get(const std::string& workload, const graph::MlpOptions& options) {
   const auto dimension = [](const std::optional<std::int64_t>& value) { return value ? *value : 0; };
   const std::string key =
-      fmt::format("{} {} b{} n{} t{} w{} h{} bias{} seed{} scale{}", workload, graph::precision_name(options.precision),
-                  options.batch, options.blocks, dimension(options.tokens), dimension(options.width),
-                  dimension(options.hidden), options.bias, options.seed,
-                  options.fp8_scale ? std::to_string(*options.fp8_scale) : "auto");
+      fmt::format("{} {} b{} n{} t{} w{} h{} l{} head{} bias{} seed{} scale{}", workload,
+                  graph::precision_name(options.precision), options.batch, options.blocks, dimension(options.tokens),
+                  dimension(options.width), dimension(options.hidden), dimension(options.layers), options.head,
+                  options.bias, options.seed, options.fp8_scale ? std::to_string(*options.fp8_scale) : "auto");
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard lock(mutex_);
@@ -50,7 +54,13 @@ std::string workload_label(const std::string& workload, const graph::MlpOptions&
   shape_only.fp8_scale.reset();
   const graph::Graph graph = graph::build_workload(workload, shape_only);
   std::string label = workload;
-  if (workload != "siglip-mlp") {
+  if (workload.find("vit") != std::string::npos) {
+    const bool small = !workload.starts_with("siglip");
+    const graph::VitDimensions& base = small ? graph::kSmallVit : graph::kSiglipVit;
+    if (small) label += fmt::format(" {}x{}", options.width.value_or(base.width), options.hidden.value_or(base.hidden));
+    if (!workload.ends_with("-layer")) label += fmt::format(" layers {}", options.layers.value_or(base.layers));
+    if (!options.head) label += " no head";
+  } else if (workload != "siglip-mlp") {
     const graph::Shape& x = graph.type(graph.inputs().at(0)->results.at(0)).shape;
     const graph::Shape& w1 = graph.type(graph.parameters().at(0)->results.at(0)).shape;
     label += fmt::format(" {}x{}x{}", x.at(x.size() - 2), x.back(), w1.back());

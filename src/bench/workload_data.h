@@ -50,8 +50,11 @@ class WorkloadCache {
   std::map<std::string, std::shared_ptr<Entry>> entries_;
 };
 
-// "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden), with " bias"
-// and " seed N" when they are not the defaults: the report's `workload`.
+// "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden), "siglip-vit
+// layers 27" or "vit 16x32 layers 2" (width x hidden; "siglip-vit-layer",
+// "vit-layer 16x32" for one encoder layer), with " no head",
+// " bias" and " seed N" when they are not the defaults: the report's
+// `workload`.
 // Precision, batch and blocks are not part of it. BadInput for options the
 // workload does not take.
 std::string workload_label(const std::string& workload, const graph::MlpOptions& options);

@@ -31,8 +31,14 @@ std::string op_notes(const graph::Op& op) {
     case OpKind::Gelu: return op.approximation == graph::GeluApproximation::Tanh ? "tanh" : "erf";
     case OpKind::LayerNorm: return fmt::format("epsilon {}", op.epsilon);
     case OpKind::Softmax: return fmt::format("axis {}", op.axis);
-    case OpKind::Attention:
-      return op.attention_scale == 0.0f ? "scale 1/sqrt(D)" : fmt::format("scale {}", op.attention_scale);
+    case OpKind::Attention: {
+      const char* automatic = op.attention_heads == 1 ? "scale 1/sqrt(D)" : "scale 1/sqrt(D/heads)";
+      std::string notes = op.attention_scale == 0.0f ? automatic : fmt::format("scale {}", op.attention_scale);
+      if (op.attention_heads != 1) notes += fmt::format(", {} heads", op.attention_heads);
+      return notes;
+    }
+    case OpKind::Patchify: return fmt::format("patch {}", op.patch);
+    case OpKind::Reshape: return fmt::format("shape [{}]", fmt::join(op.target_shape, ","));
     case OpKind::Repeat:
       return fmt::format("x{} ({} carried, {} sequence, {} invariant)", op.count, op.signature.carried,
                          op.signature.sequence, op.signature.invariant);

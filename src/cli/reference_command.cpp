@@ -90,13 +90,16 @@ Loaded load(const CLI::App& command, const ReferenceFlags& flags) {
     if (!flags.inputs_dir.empty()) throw_bad_input("--inputs", "applies to --graph only");
     const graph::MlpOptions options = workload_options(flags.workload);
     Loaded loaded;
+    graph::DataRules data_rules;
     {
       Span span("build_graph");
-      loaded.graph = graph::build_workload(flags.workload.workload, options);
+      graph::Workload built = graph::make_workload(flags.workload.workload, options);
+      loaded.graph = std::move(built.graph);
+      data_rules = std::move(built.data_rules);
     }
     {
       Span span("generate_data");
-      loaded.data = graph::generate_data(loaded.graph, options.seed);
+      loaded.data = graph::generate_data(loaded.graph, options.seed, data_rules);
     }
     loaded.title = fmt::format("{} seed {}", workload_title(flags.workload, options), options.seed);
     return loaded;

@@ -1,6 +1,7 @@
 #include "cli/workload_flags.h"
 
 #include "graph/npy.h"
+#include "graph/vit_workload.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -13,7 +14,32 @@ namespace tilec::cli {
 namespace {
 
 constexpr const char* kWorkloadOptions[] = {"--batch", "--blocks", "--precision", "--fp8-scale", "--bias",
-                                            "--tokens", "--width", "--hidden"};
+                                            "--tokens", "--width", "--hidden", "--layers", "--no-head"};
+
+bool is_vit(const std::string& workload) { return workload == "siglip-vit" || workload == "vit"; }
+bool is_vit_layer(const std::string& workload) { return workload == "siglip-vit-layer" || workload == "vit-layer"; }
+
+// A flag given to a workload that does not take it: one line naming both.
+void check_applies(const std::string& workload, bool given, const std::string& flag, bool applies,
+                   const char* workloads) {
+  if (given && !applies) throw_bad_input(flag, "applies to workload {} only, not {}", workloads, workload);
+}
+
+// Each flag against the workload (an unknown workload is build_workload's to report).
+void check_flags_apply(const WorkloadFlags& flags) {
+  const std::string& name = flags.workload;
+  const bool vit = is_vit(name), mlp = name == "siglip-mlp" || name == "mlp";
+  if (!vit && !mlp && !is_vit_layer(name)) return;
+  const bool sized = name == "mlp" || name == "vit" || name == "vit-layer";
+  check_applies(name, flags.blocks != "1", "--blocks " + flags.blocks, mlp, "siglip-mlp or mlp");
+  check_applies(name, flags.fp8_scale != "auto", "--fp8-scale " + flags.fp8_scale, mlp, "siglip-mlp or mlp");
+  check_applies(name, flags.bias, "--bias", mlp, "siglip-mlp or mlp");
+  check_applies(name, !flags.tokens.empty(), "--tokens " + flags.tokens, name == "mlp", "mlp");
+  check_applies(name, !flags.width.empty(), "--width " + flags.width, sized, "mlp, vit or vit-layer");
+  check_applies(name, !flags.hidden.empty(), "--hidden " + flags.hidden, sized, "mlp, vit or vit-layer");
+  check_applies(name, !flags.layers.empty(), "--layers " + flags.layers, vit, "siglip-vit or vit");
+  check_applies(name, flags.no_head, "--no-head", vit, "siglip-vit or vit");
+}
 
 template <typename Integer>
 std::optional<Integer> parse_integer(const std::string& text) {
@@ -45,10 +71,11 @@ void add_workload_flags(CLI::App& command, WorkloadFlags& flags) {
   command.add_option("--batch", flags.batch, "Batch size of the workload's input x (default 1)")
       ->type_name("N");
   command.add_option("--blocks", flags.blocks,
-                     "Chained MLP blocks; more than 1 makes one repeat op (default 1)")
+                     "Chained MLP blocks; more than 1 makes one repeat op, MLP workloads only (default 1)")
       ->type_name("N");
   command.add_option("--precision", flags.precision,
-                     "fp8 (F143 x, W1, W2 and h; FP16 GEMM results), fp16 or fp32 (default fp8)")
+                     "fp8 (F143 weights and GEMM operands; FP16 GEMM results and the rest), fp16 or fp32 "
+                     "(default fp8)")
       ->type_name("P");
   command.add_option("--fp8-scale", flags.fp8_scale,
                      "FP8 scale exponent of x, W1 and W2: an integer, or auto = per tensor the "
@@ -57,9 +84,15 @@ void add_workload_flags(CLI::App& command, WorkloadFlags& flags) {
   command.add_flag("--bias", flags.bias, "Add biases b1 and b2 after the GEMMs (default off)");
   command.add_option("--tokens", flags.tokens, "Tokens per batch item, workload mlp only (default 8)")
       ->type_name("N");
-  command.add_option("--width", flags.width, "Model width, workload mlp only (default 16)")->type_name("N");
-  command.add_option("--hidden", flags.hidden, "MLP hidden width, workload mlp only (default 32)")
+  command.add_option("--width", flags.width, "Model width, workloads mlp, vit and vit-layer only (default 16)")
       ->type_name("N");
+  command.add_option("--hidden", flags.hidden, "MLP hidden width, workloads mlp, vit and vit-layer only (default 32)")
+      ->type_name("N");
+  command.add_option("--layers", flags.layers,
+                     "Encoder layers, one repeat op, workloads siglip-vit and vit only (default 27 and 2)")
+      ->type_name("N");
+  command.add_flag("--no-head", flags.no_head,
+                   "Without the MAP head: the output is the post-layernorm tokens (siglip-vit and vit only)");
   command.add_option("--seed", flags.seed, "Seed of the generated inputs and parameters: a workload's, or a GRAPH file's "
                      "in place of --inputs (default 0)")
       ->type_name("N");
@@ -72,6 +105,7 @@ std::uint64_t workload_seed(const WorkloadFlags& flags) {
 }
 
 graph::MlpOptions workload_options(const WorkloadFlags& flags) {
+  check_flags_apply(flags);
   graph::MlpOptions options;
   options.batch = positive("--batch", flags.batch);
   options.blocks = positive("--blocks", flags.blocks);
@@ -87,6 +121,8 @@ graph::MlpOptions workload_options(const WorkloadFlags& flags) {
   options.tokens = optional_positive("--tokens", flags.tokens);
   options.width = optional_positive("--width", flags.width);
   options.hidden = optional_positive("--hidden", flags.hidden);
+  options.layers = optional_positive("--layers", flags.layers);
+  options.head = !flags.no_head;
   options.seed = workload_seed(flags);
   return options;
 }
@@ -122,8 +158,13 @@ graph::TensorMap graph_file_data(const CLI::App& command, const graph::Graph& gr
 }
 
 std::string workload_title(const WorkloadFlags& flags, const graph::MlpOptions& options) {
-  std::string title = fmt::format("{} {} batch {} blocks {}", flags.workload,
-                                  graph::precision_name(options.precision), options.batch, options.blocks);
+  std::string title = fmt::format("{} {} batch {}", flags.workload, graph::precision_name(options.precision),
+                                  options.batch);
+  if (!is_vit(flags.workload) && !is_vit_layer(flags.workload)) title += fmt::format(" blocks {}", options.blocks);
+  if (is_vit(flags.workload))
+    title += fmt::format(" layers {}",
+                         options.layers.value_or((flags.workload == "vit" ? graph::kSmallVit : graph::kSiglipVit).layers));
+  if (!options.head) title += " no head";
   if (options.bias) title += " bias";
   return title;
 }

@@ -27,6 +27,8 @@ struct WorkloadFlags {
   std::string fp8_scale = "auto";
   bool bias = false;
   std::string tokens, width, hidden;
+  std::string layers;
+  bool no_head = false;
   std::string seed = "0";
 };
 
@@ -52,7 +54,8 @@ void check_graph_file_data_flags(const CLI::App& command, const std::string& inp
 graph::TensorMap graph_file_data(const CLI::App& command, const graph::Graph& graph, const std::string& inputs_dir,
                                  const WorkloadFlags& flags);
 
-// "siglip-mlp fp8 batch 1 blocks 1": what a workload run is called in reports.
+// "siglip-mlp fp8 batch 1 blocks 1", "siglip-vit fp8 batch 1 layers 27": what
+// a workload run is called in reports.
 std::string workload_title(const WorkloadFlags& flags, const graph::MlpOptions& options);
 
 }  // namespace tilec::cli

@@ -158,6 +158,21 @@ ValueId GraphBuilder::attention(const std::string& name, ValueId q, ValueId k, V
   return add_single(std::move(op), result);
 }
 
+ValueId GraphBuilder::patchify(const std::string& name, ValueId x, std::int64_t patch,
+                               std::optional<StorageType> result) {
+  Op op = make_op(OpKind::Patchify, name, {x});
+  op.patch = patch;
+  return add_single(std::move(op), result);
+}
+
+ValueId GraphBuilder::reshape(const std::string& name, ValueId x, Shape shape, std::optional<StorageType> result) {
+  Op op = make_op(OpKind::Reshape, name, {x});
+  op.target_shape = std::move(shape);
+  const ValueId id = add_single(std::move(op), result);
+  graph_.ops.back().target_shape = graph_.type(id).shape;
+  return id;
+}
+
 ValueId GraphBuilder::add_argument(const std::string& name, const TensorType& type) {
   if (!is_valid_name(name))
     throw_bad_input(fmt::format("argument '{}'", name),

@@ -57,6 +57,16 @@ class GraphBuilder {
   ValueId attention(const std::string& name, ValueId q, ValueId k, ValueId v, float scale = 0.0f,
                     std::optional<StorageType> result = {}, std::int64_t heads = 1);
 
+  // x [..., H, W, C] -> [..., (H/p)(W/p), p*p*C] (divisions rounded down):
+  // row py*(W/p)+px is patch (py, px), and its column (i*p + j)*C + c holds
+  // pixel (py*p+i, px*p+j, c). As in a convolution of stride p without
+  // padding, the last H mod p rows and W mod p columns are left out.
+  ValueId patchify(const std::string& name, ValueId x, std::int64_t patch,
+                   std::optional<StorageType> result = {});
+  // x's elements, row-major, in `shape` (one extent may be -1, as in NumPy;
+  // the op records the resolved shape).
+  ValueId reshape(const std::string& name, ValueId x, Shape shape, std::optional<StorageType> result = {});
+
   struct RepeatOperands {
     std::vector<ValueId> carried{};
     std::vector<ValueId> sequence{};   // leading axis == count

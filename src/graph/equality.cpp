@@ -17,6 +17,8 @@ std::string op_difference(const Op& a, const Op& b) {
   if (a.axis != b.axis) return "axes differ";
   if (a.attention_scale != b.attention_scale) return "attention scales differ";
   if (a.attention_heads != b.attention_heads) return "attention heads differ";
+  if (a.patch != b.patch) return "patch sizes differ";
+  if (a.target_shape != b.target_shape) return "target shapes differ";
   if (a.count != b.count) return "counts differ";
   if (a.signature.carried != b.signature.carried || a.signature.sequence != b.signature.sequence ||
       a.signature.invariant != b.signature.invariant)

@@ -8,7 +8,7 @@
 namespace tilec::graph {
 
 namespace {
-constexpr std::array<std::pair<OpKind, std::string_view>, 10> kOpNames{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 12> kOpNames{{
     {OpKind::Input, "input"},
     {OpKind::Parameter, "parameter"},
     {OpKind::Gemm, "gemm"},
@@ -19,6 +19,8 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 10> kOpNames{{
     {OpKind::Softmax, "softmax"},
     {OpKind::Attention, "attention"},
     {OpKind::Repeat, "repeat"},
+    {OpKind::Patchify, "patchify"},
+    {OpKind::Reshape, "reshape"},
 }};
 
 std::vector<const Op*> ops_of_kind(const Graph& graph, OpKind kind) {

@@ -45,6 +45,8 @@ enum class OpKind : std::uint8_t {
   Softmax,    // over `axis`
   Attention,  // scaled dot-product: softmax(Q K^T * scale) V over [..., S, D] operands
   Repeat,     // `count` iterations of `body`
+  Patchify,   // [..., H, W, C] -> [..., (H/p)(W/p), p*p*C]: p x p patches as rows (a stride-p convolution's inputs)
+  Reshape,    // the same elements, row-major, in another shape
 };
 
 std::string_view op_kind_name(OpKind kind);
@@ -86,6 +88,11 @@ struct Op {
   // heads H, the last axes of q, k and v are H equal slices, one per head.
   float attention_scale = 0.0f;
   std::int64_t attention_heads = 1;
+  // patchify: the patch side p
+  std::int64_t patch = 0;
+  // reshape: the result's shape; the builder resolves a -1 entry, so in a
+  // built graph it equals the result's shape
+  Shape target_shape;
   // repeat
   std::int64_t count = 0;
   RepeatSignature signature;

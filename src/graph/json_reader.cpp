@@ -322,7 +322,7 @@ class Reader {
     const std::optional<OpKind> kind = parse_op_kind(kind_name);
     if (!kind)
       throw_bad_input(where, "unknown op '{}' (ops: gemm, gelu, add, cast, layernorm, softmax, "
-                      "attention, repeat)",
+                      "attention, patchify, reshape, repeat)",
                       kind_name);
     auto operand = [&](const Fields& fields, std::string_view role) {
       return resolve(builder, where, fmt::format("operand '{}'", role), fields.text(role));
@@ -377,6 +377,16 @@ class Reader {
         if (heads < 1 || heads > (1 << 20)) throw_bad_input(where, "heads {} must be from 1 to 2^20", heads);
         builder.attention(name, operand(f, "q"), operand(f, "k"), operand(f, "v"),
                           f.number("attention_scale", 0.0f), read_storage(f, false), heads);
+        return;
+      }
+      case OpKind::Patchify: {
+        Fields f(entry, where, "patchify", {"op", "name", "x", "patch", "type", "scale"});
+        builder.patchify(name, operand(f, "x"), f.integer("patch"), read_storage(f, false));
+        return;
+      }
+      case OpKind::Reshape: {
+        Fields f(entry, where, "reshape", {"op", "name", "x", "shape", "type", "scale"});
+        builder.reshape(name, operand(f, "x"), read_shape(f), read_storage(f, false));
         return;
       }
       case OpKind::Repeat: read_repeat(entry, name, where, builder); return;

@@ -157,6 +157,14 @@ class Writer {
         if (op.attention_heads != 1) line.field("heads", std::to_string(op.attention_heads));
         line.storage(result);
         break;
+      case OpKind::Patchify:
+        operand("x", 0);
+        line.field("patch", std::to_string(op.patch)).storage(result);
+        break;
+      case OpKind::Reshape:
+        operand("x", 0);
+        line.field("shape", fmt::format("[{}]", fmt::join(op.target_shape, ", "))).storage(result);
+        break;
       case OpKind::Repeat: return repeat_text(graph, op, line, level);
       case OpKind::Input:
       case OpKind::Parameter: break;

@@ -9,11 +9,11 @@
 
 namespace tilec::graph {
 
-// `count` samples of N(0, sigma^2) from the stream named `stream` (a tensor
-// name) under `seed`; different streams are independent. The first n
-// samples do not depend on `count`.
+// `count` samples of N(mean, sigma^2) from the stream named `stream` (a
+// tensor name) under `seed`; different streams are independent. The first n
+// samples do not depend on `count`, and a mean of 0 adds nothing.
 std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::size_t count,
-                            float sigma);
+                            float sigma, float mean = 0.0f);
 
 // The natural logarithm the generator uses, for positive normal doubles:
 // built from + - * / only, so it gives the same bits everywhere.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -58,7 +59,17 @@ class BroadcastMap {
       if (operand[i] != 1) strides_[i + offset] = stride;
       stride *= operand[i];
     }
+    // An operand that is the result's trailing axes (a bias, a position
+    // embedding, an equal shape) repeats every `stride` result elements.
+    std::size_t first = 0;
+    while (first < operand.size() && operand[first] == 1) ++first;
+    if (std::equal(operand.begin() + static_cast<std::ptrdiff_t>(first), operand.end(),
+                   result.end() - static_cast<std::ptrdiff_t>(operand.size() - first)))
+      period_ = stride;
   }
+
+  // Operand index i % period() for result index i; 0 when it has no period.
+  std::int64_t period() const { return period_; }
 
   std::int64_t operator()(std::int64_t flat) const {
     std::int64_t offset = 0;
@@ -72,13 +83,14 @@ class BroadcastMap {
  private:
   Shape result_;
   std::vector<std::int64_t> strides_;
+  std::int64_t period_ = 0;
 };
 
 void round_to(Values& values, StorageType storage) {
   if (storage.element == ElementType::F32) return;
   for_chunks(static_cast<std::int64_t>(values.size()), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i)
-      values[static_cast<std::size_t>(i)] = round_to_storage(values[static_cast<std::size_t>(i)], storage);
+    round_to_storage(std::span<float>(values).subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
+                     storage);
   });
 }
 
@@ -115,7 +127,18 @@ Values add(const Buffer& a, const Buffer& b, const Shape& result) {
   const BroadcastMap a_map(a.type.shape, result), b_map(b.type.shape, result);
   const Values& av = *a.data;
   const Values& bv = *b.data;
+  const std::int64_t a_period = a_map.period(), b_period = b_map.period();
   for_chunks(product(result), [&](std::int64_t begin, std::int64_t end) {
+    if (a_period > 0 && b_period > 0) {
+      // Both operands repeat along the result: walk them without dividing.
+      std::size_t ia = static_cast<std::size_t>(begin % a_period), ib = static_cast<std::size_t>(begin % b_period);
+      for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
+        c[i] = av[ia] + bv[ib];
+        if (++ia == static_cast<std::size_t>(a_period)) ia = 0;
+        if (++ib == static_cast<std::size_t>(b_period)) ib = 0;
+      }
+      return;
+    }
     for (std::int64_t i = begin; i < end; ++i)
       c[static_cast<std::size_t>(i)] =
           av[static_cast<std::size_t>(a_map(i))] + bv[static_cast<std::size_t>(b_map(i))];
@@ -207,6 +230,29 @@ Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v
   return out;
 }
 
+// Row py*(W/p)+px of each batch item is patch (py, px); each patch row is
+// its p rows of p pixels, C channels each, in that order. Pixels beyond the
+// last whole patch (H mod p rows, W mod p columns) are left out.
+Values patchify(const Op& op, const Buffer& x) {
+  const Shape& shape = x.type.shape;
+  const std::size_t rank = shape.size();
+  const std::int64_t height = shape[rank - 3], width = shape[rank - 2], channels = shape[rank - 1];
+  const std::int64_t p = op.patch, across = width / p;
+  const std::int64_t patches = (height / p) * across, row_length = p * channels;
+  const Values& in = *x.data;
+  const std::int64_t items = product(drop_last(shape, 3));
+  Values out(static_cast<std::size_t>(items * patches * p * row_length));
+  for (std::int64_t item = 0; item < items; ++item)
+    for (std::int64_t patch = 0; patch < patches; ++patch)
+      for (std::int64_t i = 0; i < p; ++i) {
+        // Row i of a patch: p pixels that lie side by side in the image.
+        const std::int64_t y = patch / across * p + i, x0 = patch % across * p;
+        std::copy_n(in.begin() + ((item * height + y) * width + x0) * channels, row_length,
+                    out.begin() + (item * patches + patch) * p * row_length + i * row_length);
+      }
+  return out;
+}
+
 class Interpreter {
  public:
   Interpreter(bool keep_intermediates, int gemm_k_parts, TensorMap& intermediates)
@@ -262,6 +308,8 @@ class Interpreter {
       case OpKind::LayerNorm: result = layernorm(op, operand(0), operand(1), operand(2)); break;
       case OpKind::Softmax: result = softmax(op, operand(0)); break;
       case OpKind::Attention: result = attention(op, operand(0), operand(1), operand(2), type.shape); break;
+      case OpKind::Patchify: result = patchify(op, operand(0)); break;
+      case OpKind::Reshape: result = *operand(0).data; break;
       default: TILEC_CHECK(false, "op kind {} has no interpreter", op_kind_name(op.kind));
     }
     round_to(result, type.storage);

@@ -41,6 +41,8 @@ class OpChecker {
       case OpKind::LayerNorm: return {layernorm()};
       case OpKind::Softmax: return {softmax()};
       case OpKind::Attention: return {attention()};
+      case OpKind::Patchify: return {patchify()};
+      case OpKind::Reshape: return {reshape()};
       case OpKind::Repeat: return repeat();
     }
     throw_bad_input(where_, "unknown op kind {}", static_cast<int>(op_.kind));
@@ -149,6 +151,48 @@ class OpChecker {
     return concat(*with_v, {q[q.size() - 2], v.back()});
   }
 
+  Shape patchify() const {
+    require_rank(0, 3, "[..., H, W, C]");
+    const Shape& x = shape(0);
+    const std::size_t rank = x.size();
+    const std::int64_t p = op_.patch;
+    if (p < 1) throw_bad_input(where_, "patch {} must be at least 1", p);
+    const std::int64_t height = x[rank - 3], width = x[rank - 2], channels = x[rank - 1];
+    // As a convolution of stride p without padding: the last H mod p rows and
+    // W mod p columns belong to no patch.
+    if (height < p || width < p)
+      throw_bad_input(where_, "operand 'x' has shape {} whose height {} and width {} do not hold one patch of {}",
+                      shape_of(0), height, width, p);
+    return concat(leading(x, 3), {(height / p) * (width / p), p * p * channels});
+  }
+
+  // NumPy's rule: one extent may be -1, standing for what the others leave.
+  Shape reshape() const {
+    const Shape& target = op_.target_shape;
+    const std::int64_t elements = operands_[0].elements();
+    std::int64_t known = 1;
+    std::optional<std::size_t> free_axis;
+    for (std::size_t axis = 0; axis < target.size(); ++axis) {
+      const std::int64_t extent = target[axis];
+      if (extent == -1 && !free_axis) {
+        free_axis = axis;
+        continue;
+      }
+      if (extent == -1)
+        throw_bad_input(where_, "shape {} has more than one -1", shape_text(target));
+      if (extent < 1)
+        throw_bad_input(where_, "shape {} has extent {}: extents are >= 1, or one -1", shape_text(target), extent);
+      // Saturates just above x's count, which the check below then reports.
+      known = known > elements / extent ? elements + 1 : known * extent;
+    }
+    Shape result = target;
+    if (free_axis && elements % known == 0) result[*free_axis] = elements / known;
+    if ((free_axis && elements % known != 0) || (!free_axis && known != elements))
+      throw_bad_input(where_, "shape {} cannot hold the {} elements of operand 'x' {}", shape_text(target),
+                      elements, shape_of(0));
+    return result;
+  }
+
   std::vector<Shape> repeat() const {
     const RepeatSignature& signature = op_.signature;
     if (op_.count < 1) throw_bad_input(where_, "repeat count {} must be >= 1", op_.count);
@@ -240,7 +284,9 @@ std::span<const std::string_view> operand_roles(OpKind kind) {
     case OpKind::Add: return kAB;
     case OpKind::Gelu:
     case OpKind::Cast:
-    case OpKind::Softmax: return kX;
+    case OpKind::Softmax:
+    case OpKind::Patchify:
+    case OpKind::Reshape: return kX;
     case OpKind::LayerNorm: return kLayerNorm;
     case OpKind::Attention: return kAttention;
     default: return {};

@@ -33,15 +33,13 @@ Tensor Tensor::from_floats(TensorType type, std::span<const float> values) {
     case ElementType::F32:
       if (!values.empty()) std::memcpy(out, values.data(), values.size() * 4);  // empty: null pointers
       break;
-    case ElementType::F16:
-      for (std::size_t i = 0; i < values.size(); ++i) {
-        std::uint16_t half = float_to_half(values[i]);
-        std::memcpy(out + 2 * i, &half, 2);
-      }
+    case ElementType::F16: {
+      std::vector<std::uint16_t> halves(values.size());
+      floats_to_halves(values, halves.data());
+      if (!halves.empty()) std::memcpy(out, halves.data(), 2 * halves.size());
       break;
-    default:
-      for (std::size_t i = 0; i < values.size(); ++i)
-        out[i] = float_to_fp8(values[i], storage.element, storage.scale);
+    }
+    default: floats_to_fp8(values, storage.element, storage.scale, out);
   }
   return tensor;
 }
@@ -66,7 +64,20 @@ float Tensor::at(std::int64_t flat_index) const {
 
 std::vector<float> Tensor::to_floats() const {
   std::vector<float> values(static_cast<std::size_t>(elements()));
-  for (std::int64_t i = 0; i < elements(); ++i) values[static_cast<std::size_t>(i)] = at(i);
+  switch (type.storage.element) {
+    case ElementType::F32:
+      if (!values.empty()) std::memcpy(values.data(), bytes.data(), 4 * values.size());
+      break;
+    case ElementType::F16: {
+      std::vector<std::uint16_t> halves(values.size());
+      if (!halves.empty()) std::memcpy(halves.data(), bytes.data(), 2 * halves.size());
+      halves_to_floats(halves.data(), values);
+      break;
+    }
+    default:
+      for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = fp8_to_float(bytes[i], type.storage.element, type.storage.scale);
+  }
   return values;
 }
 

@@ -3,6 +3,7 @@
 #include "graph/builder.h"
 #include "graph/random.h"
 #include "graph/shape_inference.h"
+#include "graph/vit_workload.h"
 #include "numerics/fp8.h"
 #include "support/error.h"
 #include "support/parallel.h"
@@ -152,27 +153,76 @@ std::vector<WorkloadInfo> workloads() {
   return {
       {"siglip-mlp", "SigLIP So400m/14 MLP block: x[batch,729,1152] -> gelu_tanh(x W1) W2"},
       {"mlp", "the same MLP with --tokens/--width/--hidden of your choice (default 8/16/32)"},
+      {"siglip-vit", "SigLIP So400m/14 vision tower at 384 px: image[batch,384,384,3] -> 27 encoder layers -> "
+                     "MAP head -> [batch,1152]"},
+      {"vit", "the same tower at 8x8 px, patch 2 (16 tokens), --width/--hidden of your choice (default 16/32), "
+              "2 heads, 2 layers"},
+      {"siglip-vit-layer", "one SigLIP So400m/14 encoder layer: x[batch,729,1152] -> y"},
+      {"vit-layer", "one encoder layer of vit: x[batch,16,16] -> y"},
   };
 }
 
-Graph build_workload(std::string_view name, MlpOptions options) {
+namespace {
+
+void reject_vit_options(std::string_view name, const MlpOptions& options) {
+  if (options.layers || !options.head)
+    throw_bad_input(fmt::format("workload '{}'", name), "layers and head are options of workloads 'siglip-vit' and 'vit'");
+}
+
+// The ViT workloads take batch, precision, seed, layers and head (and `vit`
+// width and hidden); the MLP's own options are refused by name.
+VitOptions vit_options(std::string_view name, const MlpOptions& options, VitDimensions dimensions) {
+  const std::string where = fmt::format("workload '{}'", name);
+  if (options.blocks != 1)
+    throw_bad_input(where, "blocks is an option of the MLP workloads; its encoder layers are option layers");
+  if (options.fp8_scale)
+    throw_bad_input(where, "it chooses every FP8 scale from its data; fp8-scale is an option of the MLP workloads");
+  if (options.bias) throw_bad_input(where, "it always has biases; bias is an option of the MLP workloads");
+  if (options.tokens) throw_bad_input(where, "its tokens follow from the image and the patch; tokens is an option of workload 'mlp'");
+  if (name.ends_with("-layer") && (options.layers || !options.head))
+    throw_bad_input(where, "it is one encoder layer, without the head; layers and head are options of workloads "
+                    "'siglip-vit' and 'vit'");
+  if (name.starts_with("siglip-vit") && (options.width || options.hidden))
+    throw_bad_input(where, "its dimensions are fixed (1152, 4304); width and hidden are options of workload 'vit'");
+  dimensions.width = options.width.value_or(dimensions.width);
+  dimensions.hidden = options.hidden.value_or(dimensions.hidden);
+  dimensions.layers = options.layers.value_or(dimensions.layers);
+  return {dimensions, options.batch, options.precision, options.head, options.seed};
+}
+
+}  // namespace
+
+Workload make_workload(std::string_view name, MlpOptions options) {
   if (name == "siglip-mlp") {
+    reject_vit_options(name, options);
     if (options.tokens || options.width || options.hidden)
       throw_bad_input("workload 'siglip-mlp'",
                       "its dimensions are fixed (729, 1152, 4304); tokens, width and hidden are "
                       "options of workload 'mlp'");
-    return mlp_graph(options);
+    return {mlp_graph(options), {}};
   }
   if (name == "mlp") {
+    reject_vit_options(name, options);
     options.tokens = options.tokens.value_or(kSmallTokens);
     options.width = options.width.value_or(kSmallWidth);
     options.hidden = options.hidden.value_or(kSmallHidden);
-    return mlp_graph(options);
+    return {mlp_graph(options), {}};
   }
-  throw_bad_input(fmt::format("workload '{}'", name), "unknown workload (workloads: siglip-mlp, mlp)");
+  for (const auto& [tower, dimensions] : {std::pair{"siglip-vit", kSiglipVit}, std::pair{"vit", kSmallVit}}) {
+    if (name != tower && name != std::string(tower) + "-layer") continue;
+    VitOptions vit = vit_options(name, options, dimensions);
+    if (name != tower) vit.part = VitPart::EncoderLayer;
+    return vit_workload(vit);
+  }
+  throw_bad_input(fmt::format("workload '{}'", name),
+                  "unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit, siglip-vit-layer, vit-layer)");
 }
 
-TensorMap generate_data(const Graph& graph, std::uint64_t seed) {
+Graph build_workload(std::string_view name, MlpOptions options) {
+  return make_workload(name, std::move(options)).graph;
+}
+
+TensorMap generate_data(const Graph& graph, std::uint64_t seed, const DataRules& rules) {
   std::vector<const Op*> sources = graph.inputs();
   for (const Op* parameter : graph.parameters()) sources.push_back(parameter);
   // Each tensor has its own stream, so they can be made in any order.
@@ -180,9 +230,10 @@ TensorMap generate_data(const Graph& graph, std::uint64_t seed) {
   parallel_for(0, sources.size(), [&](std::size_t i) {
     const Op& op = *sources[i];
     const TensorType& type = graph.type(op.results.at(0));
-    const float sigma = op.kind == OpKind::Input ? kInputSigma : kParameterSigma;
-    tensors[i] = Tensor::from_floats(
-        type, gaussian(seed, op.name, static_cast<std::size_t>(type.elements()), sigma));
+    Distribution distribution{0.0f, op.kind == OpKind::Input ? kInputSigma : kParameterSigma};
+    if (auto rule = rules.find(op.name); rule != rules.end()) distribution = rule->second;
+    tensors[i] = Tensor::from_floats(type, gaussian(seed, op.name, static_cast<std::size_t>(type.elements()),
+                                                    distribution.sigma, distribution.mean));
   });
   TensorMap data;
   for (std::size_t i = 0; i < sources.size(); ++i) data.emplace(sources[i]->name, std::move(tensors[i]));

@@ -4,14 +4,19 @@
 // ../shared/workload.md defines it: x [batch, 729, 1152] (input),
 // W1 [1152, 4304], W2 [4304, 1152] (parameters), h = gelu_tanh(x W1),
 // y = h W2 (output). `mlp` is the same graph with dimensions of your choice
-// (small by default), for tests and quick runs. docs/graph-format.md shows
-// the graphs each option gives.
+// (small by default), for tests and quick runs. `siglip-vit` is the whole
+// SigLIP So400m/14 vision tower (../shared/siglip-vit.md): patch embedding,
+// encoder layers as one repeat, post-layernorm and the MAP head; `vit` is
+// the same structure at small sizes. docs/graph-format.md shows the graphs
+// each option gives and the data each tensor is drawn with.
 #pragma once
 
 #include "graph/graph.h"
 #include "graph/tensor.h"
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,6 +39,8 @@ constexpr int kHiddenFp8Scale = -4;
 constexpr float kInputSigma = 0.25f;
 constexpr float kParameterSigma = 0.0625f;
 
+// The options of every built-in workload (the MLP ones and the ViT ones);
+// each workload rejects those that do not apply to it.
 struct MlpOptions {
   std::int64_t batch = 1;
   // N > 1 chains N blocks as one repeat op (x carried; W1, W2 and the biases
@@ -52,6 +59,10 @@ struct MlpOptions {
   std::optional<std::int64_t> hidden{};
   // The data the automatic FP8 scales are chosen for (generate_data's seed).
   std::uint64_t seed = 0;
+  // siglip-vit and vit only: encoder layers (unset: 27 and 2), and whether
+  // the MAP head follows the post-layernorm.
+  std::optional<std::int64_t> layers{};
+  bool head = true;
 };
 
 // The MLP graph; BadInput (naming the option) for out-of-range options.
@@ -63,14 +74,33 @@ struct WorkloadInfo {
 };
 std::vector<WorkloadInfo> workloads();
 
-// `siglip-mlp` takes no dimensions; `mlp` takes any, its unset ones being
-// tokens 8, width 16, hidden 32. BadInput for an unknown name.
+// How generate_data draws one tensor: N(mean, sigma^2).
+struct Distribution {
+  float mean = 0.0f;
+  float sigma = 1.0f;
+  bool operator==(const Distribution&) const = default;
+};
+// By tensor name; a tensor not named draws with the defaults below.
+using DataRules = std::map<std::string, Distribution, std::less<>>;
+
+// A built-in workload: its graph and how its data is drawn.
+struct Workload {
+  Graph graph;
+  DataRules data_rules;
+};
+
+// `siglip-mlp` and `siglip-vit` take no dimensions; `mlp` takes any, its
+// unset ones being tokens 8, width 16, hidden 32; `vit` takes width and
+// hidden (default 16 and 32; see graph/vit_workload.h). BadInput for an
+// unknown name or an option the workload does not take.
+Workload make_workload(std::string_view name, MlpOptions options);
 Graph build_workload(std::string_view name, MlpOptions options);
 
 // Every input and parameter of `graph`: graph::gaussian(seed, NAME, ...)
-// with sigma kInputSigma for inputs and kParameterSigma for parameters,
-// rounded to the tensor's storage type.
-TensorMap generate_data(const Graph& graph, std::uint64_t seed);
+// with the tensor's rule from `rules`, or else sigma kInputSigma for inputs
+// and kParameterSigma for parameters (mean 0), rounded to the tensor's
+// storage type.
+TensorMap generate_data(const Graph& graph, std::uint64_t seed, const DataRules& rules = {});
 
 // The smallest scale s with max|v| * 2^-s <= largest(type) (0 for all-zero data).
 int automatic_fp8_scale(std::span<const float> values, ElementType type = ElementType::F143);

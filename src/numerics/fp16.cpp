@@ -2,6 +2,10 @@
 
 #include <bit>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace tilec {
 
 namespace {
@@ -68,6 +72,49 @@ std::uint16_t float_to_half(float value) {
   std::uint32_t remainder = magnitude & 0x1fffu;
   if (remainder > 0x1000u || (remainder == 0x1000u && (result & 1u))) ++result;
   return sign | static_cast<std::uint16_t>(result);
+}
+
+namespace {
+
+#if defined(__AVX512F__)
+constexpr std::size_t kLanes = 16;
+
+// The CPU's conversion gives float_to_half's bits for every float, NaN
+// payloads included (tests/numerics/fp16_test.cpp compares them).
+__m256i halves_of(__m512 values) {
+  return _mm512_maskz_cvtps_ph(0xffff, values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+__m512 floats_of(__m256i halves) { return _mm512_maskz_cvtph_ps(0xffff, halves); }
+#endif
+
+}  // namespace
+
+void floats_to_halves(std::span<const float> values, std::uint16_t* halves) {
+  std::size_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + kLanes <= values.size(); i += kLanes)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(halves + i), halves_of(_mm512_loadu_ps(values.data() + i)));
+#endif
+  for (; i < values.size(); ++i) halves[i] = float_to_half(values[i]);
+}
+
+void halves_to_floats(const std::uint16_t* halves, std::span<float> values) {
+  std::size_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + kLanes <= values.size(); i += kLanes)
+    _mm512_storeu_ps(values.data() + i,
+                     floats_of(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves + i))));
+#endif
+  for (; i < values.size(); ++i) values[i] = half_to_float(halves[i]);
+}
+
+void round_to_half(std::span<float> values) {
+  std::size_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + kLanes <= values.size(); i += kLanes)
+    _mm512_storeu_ps(values.data() + i, floats_of(halves_of(_mm512_loadu_ps(values.data() + i))));
+#endif
+  for (; i < values.size(); ++i) values[i] = round_to_half(values[i]);
 }
 
 }  // namespace tilec

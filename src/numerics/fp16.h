@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 namespace tilec {
 
@@ -19,5 +20,11 @@ inline float half_to_float(std::uint16_t bits) { return detail::half_to_float_ta
 
 // The value rounded to FP16 and back: what storing a result as FP16 does to it.
 inline float round_to_half(float value) { return half_to_float(float_to_half(value)); }
+
+// The same conversions over arrays, bit for bit those above (vectorised
+// where the host can). `halves` has room for values.size() elements.
+void floats_to_halves(std::span<const float> values, std::uint16_t* halves);
+void halves_to_floats(const std::uint16_t* halves, std::span<float> values);
+void round_to_half(std::span<float> values);
 
 }  // namespace tilec

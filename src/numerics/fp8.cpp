@@ -129,16 +129,21 @@ float fp8_to_float(std::uint8_t code, ElementType type) { return tables_of(type)
 
 std::uint8_t float_to_fp8(float value, ElementType type) { return float_to_fp8(value, type, 0); }
 
-float fp8_to_float(std::uint8_t code, ElementType type, int scale) {
-  const float value = fp8_to_float(code, type);
+namespace {
+
+float scaled(float value, int scale) {
   // Multiplying by an exact power of two rounds as ldexp does, and is faster.
   if (scale >= -126 && scale <= 127) return value * std::bit_cast<float>(static_cast<std::uint32_t>(scale + 127) << 23);
   return std::ldexp(value, scale);
 }
 
-std::uint8_t float_to_fp8(float value, ElementType type, int scale) {
-  const Tables& tables = tables_of(type);
-  const Fp8Spec& spec = fp8_spec(type);
+}  // namespace
+
+float fp8_to_float(std::uint8_t code, ElementType type, int scale) { return scaled(fp8_to_float(code, type), scale); }
+
+namespace {
+
+std::uint8_t encode(float value, ElementType type, int scale, const Fp8Spec& spec, const Tables& tables) {
   if (std::isnan(value)) {
     if (type == ElementType::F143 || type == ElementType::F152) return 0x80;
     std::uint8_t sign = std::signbit(value) ? 0x80 : 0x00;
@@ -148,6 +153,90 @@ std::uint8_t float_to_fp8(float value, ElementType type, int scale) {
   const std::uint8_t code = encode_magnitude(bits & 0x7fffffffu, scale, spec, tables.largest_code);
   if (code == 0 && !spec.has_negative_zero) return 0;
   return (bits >> 31) ? static_cast<std::uint8_t>(code | 0x80) : code;
+}
+
+}  // namespace
+
+std::uint8_t float_to_fp8(float value, ElementType type, int scale) {
+  return encode(value, type, scale, fp8_spec(type), tables_of(type));
+}
+
+namespace {
+
+// Encoding by table. Every format rounds at float mantissa bit 20 or above
+// (it keeps at most 3 mantissa bits), so the code of a magnitude depends on
+// its top 16 bits and on whether its low 16 bits are zero (a tie needs them
+// so): 2^16 entries, indexed (magnitude >> 16) << 1 | (low bits != 0).
+// Scaling first by 2^-scale is exact whenever the result is a normal float;
+// when it is not, the value is far below half the smallest subnormal of
+// every format and its code is 0 either way.
+class TableEncoder {
+ public:
+  TableEncoder(ElementType type, int scale)
+      : type_(type), spec_(fp8_spec(type)), tables_(tables_of(type)), codes_(codes_of(type)),
+        unscale_(std::ldexp(1.0f, -scale)) {}
+
+  // Scales whose 2^-scale is a normal float far from the ends of its range.
+  static bool handles(int scale) { return scale >= -64 && scale <= 64; }
+
+  std::uint8_t operator()(float value) const {
+    if (std::isnan(value)) return encode(value, type_, 0, spec_, tables_);
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(value * unscale_);
+    const std::uint32_t magnitude = bits & 0x7fffffffu;
+    const std::uint8_t code = codes_[(magnitude >> 16) << 1 | ((magnitude & 0xffffu) != 0)];
+    if (code == 0 && !spec_.has_negative_zero) return 0;
+    return (bits >> 31) ? static_cast<std::uint8_t>(code | 0x80) : code;
+  }
+
+ private:
+  using Codes = std::array<std::uint8_t, 1 << 16>;
+
+  static Codes build_codes(ElementType type) {
+    Codes codes{};
+    for (std::uint32_t index = 0; index < codes.size(); ++index)
+      codes[index] = encode_magnitude((index >> 1) << 16 | (index & 1u), 0, fp8_spec(type), tables_of(type).largest_code);
+    return codes;
+  }
+
+  static const Codes& codes_of(ElementType type) {
+    static const Codes f143 = build_codes(ElementType::F143), f152 = build_codes(ElementType::F152),
+                       e4m3 = build_codes(ElementType::E4M3), e5m2 = build_codes(ElementType::E5M2);
+    switch (type) {
+      case ElementType::F143: return f143;
+      case ElementType::F152: return f152;
+      case ElementType::E4M3: return e4m3;
+      default: return e5m2;
+    }
+  }
+
+  ElementType type_;
+  const Fp8Spec& spec_;
+  const Tables& tables_;
+  const Codes& codes_;
+  float unscale_;
+};
+
+}  // namespace
+
+void floats_to_fp8(std::span<const float> values, ElementType type, int scale, std::uint8_t* codes) {
+  if (!TableEncoder::handles(scale)) {
+    for (std::size_t i = 0; i < values.size(); ++i) codes[i] = float_to_fp8(values[i], type, scale);
+    return;
+  }
+  const TableEncoder encode_value(type, scale);
+  for (std::size_t i = 0; i < values.size(); ++i) codes[i] = encode_value(values[i]);
+}
+
+void round_to_storage(std::span<float> values, StorageType storage) {
+  if (storage.element == ElementType::F32) return;
+  if (storage.element == ElementType::F16) return round_to_half(values);
+  if (!TableEncoder::handles(storage.scale)) {
+    for (float& value : values) value = round_to_storage(value, storage);
+    return;
+  }
+  const TableEncoder encode_value(storage.element, storage.scale);
+  const Tables& tables = tables_of(storage.element);
+  for (float& value : values) value = scaled(tables.values[encode_value(value)], storage.scale);
 }
 
 float round_to_storage(float value, StorageType storage) {

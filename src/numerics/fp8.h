@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 namespace tilec {
 
@@ -44,5 +45,10 @@ const std::array<float, 256>& fp8_table(ElementType type);
 
 // The value after storing it as `storage` and reading it back.
 float round_to_storage(float value, StorageType storage);
+
+// The same conversions over arrays, bit for bit those above, with the
+// format's tables looked up once. `codes` has room for values.size().
+void floats_to_fp8(std::span<const float> values, ElementType type, int scale, std::uint8_t* codes);
+void round_to_storage(std::span<float> values, StorageType storage);
 
 }  // namespace tilec

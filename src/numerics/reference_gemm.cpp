@@ -88,6 +88,27 @@ void micro_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t
 #endif
 
 // The same sums for a ragged edge.
+#if defined(__AVX512F__)
+void edge_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
+                 std::int64_t rows, std::int64_t columns, std::int64_t depth) {
+  // 16 columns at a time, the last ones masked; lanes are columns, so each
+  // output is still its own sequence of fused multiply-adds.
+  for (std::int64_t j = 0; j < columns; j += 16) {
+    const auto mask = static_cast<__mmask16>((1u << std::min<std::int64_t>(16, columns - j)) - 1u);
+    for (std::int64_t r = 0; r < rows; r += kMicroRows) {
+      const int count = static_cast<int>(std::min<std::int64_t>(kMicroRows, rows - r));
+      __m512 sums[kMicroRows];
+      for (int q = 0; q < count; ++q) sums[q] = _mm512_maskz_loadu_ps(mask, c + (r + q) * ldc + j);
+      for (std::int64_t k = 0; k < depth; ++k) {
+        const __m512 row = _mm512_maskz_loadu_ps(mask, b + k * ldb + j);
+        for (int q = 0; q < count; ++q)
+          sums[q] = _mm512_fmadd_ps(_mm512_set1_ps(a[(r + q) * lda + k]), row, sums[q]);
+      }
+      for (int q = 0; q < count; ++q) _mm512_mask_storeu_ps(c + (r + q) * ldc + j, mask, sums[q]);
+    }
+  }
+}
+#else
 void edge_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc,
                  std::int64_t rows, std::int64_t columns, std::int64_t depth) {
   for (std::int64_t r = 0; r < rows; ++r)
@@ -97,6 +118,7 @@ void edge_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t 
       c[r * ldc + j] = sum;
     }
 }
+#endif
 
 // C = the sequential sums over k in [k_begin, k_end), each from +0; lhs is
 // [m][k] and rhs [k][n] (the kernel's orders).

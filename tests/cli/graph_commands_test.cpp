@@ -55,7 +55,7 @@ TEST(GraphCheck, UnknownOp) {
   const std::string path = graph_file("unknown_op", text);
   expect_one_line_error(run_tilec("graph check " + path),
                         path + ": op 'y': unknown op 'relu' (ops: gemm, gelu, add, cast, layernorm, "
-                               "softmax, attention, repeat)");
+                               "softmax, attention, patchify, reshape, repeat)");
 }
 
 TEST(GraphCheck, ShapeMismatch) {
@@ -111,10 +111,53 @@ TEST(GraphShow, UsageErrors) {
                         "--batch: applies to --workload only");
   expect_one_line_error(run_tilec("graph show --workload mlp --blocks 0"), "--blocks 0: must be an integer >= 1");
   expect_one_line_error(run_tilec("graph show --workload transformer"),
-                        "workload 'transformer': unknown workload (workloads: siglip-mlp, mlp)");
+                        "workload 'transformer': unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit, "
+                        "siglip-vit-layer, vit-layer)");
   expect_one_line_error(run_tilec("graph show --workload siglip-mlp --tokens 4"),
-                        "workload 'siglip-mlp': its dimensions are fixed (729, 1152, 4304); tokens, "
-                        "width and hidden are options of workload 'mlp'");
+                        "--tokens 4: applies to workload mlp only, not siglip-mlp");
+}
+
+TEST(GraphShow, TheVisionTower) {
+  const TilecRun run = run_tilec("graph show --workload siglip-vit --precision fp16");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("graph: siglip-vit fp16 batch 1 layers 27\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  patches           patchify   image "));
+  EXPECT_THAT(run.out, HasSubstr(" x27 (1 carried, 16 sequence, 0 invariant)\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n    attention       attention  q, k, v "));
+  EXPECT_THAT(run.out, HasSubstr("scale 0.11785114, 16 heads\n"));
+  EXPECT_THAT(run.out, HasSubstr("\n  embedding         reshape    head_residual "));
+  EXPECT_THAT(run.out, HasSubstr("\noutput: embedding = embedding f16[1,1152]\n"));
+  EXPECT_THAT(run.out, HasSubstr("\ntotal: 335,173,224,960 MACs; inputs 884,736 bytes; parameters 856,"));
+  const TilecRun tokens = run_tilec("graph show --workload vit --no-head --layers 3 --batch 2 --precision fp32");
+  ASSERT_EQ(tokens.exit_code, 0) << tokens.err;
+  EXPECT_THAT(tokens.out, StartsWith("graph: vit fp32 batch 2 layers 3 no head\n"));
+  EXPECT_THAT(tokens.out, HasSubstr("\noutput: tokens = post_ln f32[2,16,16]\n"));
+}
+
+TEST(GraphShow, WorkloadFlagsThatDoNotApplyNameTheFlag) {
+  const std::string show = "graph show --workload ";
+  expect_one_line_error(run_tilec(show + "siglip-vit --blocks 2"),
+                        "--blocks 2: applies to workload siglip-mlp or mlp only, not siglip-vit");
+  expect_one_line_error(run_tilec(show + "vit --bias"), "--bias: applies to workload siglip-mlp or mlp only, not vit");
+  expect_one_line_error(run_tilec(show + "vit --fp8-scale -3"),
+                        "--fp8-scale -3: applies to workload siglip-mlp or mlp only, not vit");
+  expect_one_line_error(run_tilec(show + "siglip-vit --width 64"),
+                        "--width 64: applies to workload mlp, vit or vit-layer only, not siglip-vit");
+  expect_one_line_error(run_tilec(show + "vit --tokens 4"), "--tokens 4: applies to workload mlp only, not vit");
+  expect_one_line_error(run_tilec(show + "mlp --layers 2"), "--layers 2: applies to workload siglip-vit or vit only, not mlp");
+  expect_one_line_error(run_tilec(show + "vit-layer --no-head"),
+                        "--no-head: applies to workload siglip-vit or vit only, not vit-layer");
+  expect_one_line_error(run_tilec(show + "siglip-vit-layer --hidden 8"),
+                        "--hidden 8: applies to workload mlp, vit or vit-layer only, not siglip-vit-layer");
+  expect_one_line_error(run_tilec(show + "siglip-mlp --no-head"),
+                        "--no-head: applies to workload siglip-vit or vit only, not siglip-mlp");
+  expect_one_line_error(run_tilec(show + "vit --layers 0"), "--layers 0: must be an integer >= 1");
+  expect_one_line_error(run_tilec(show + "vit --layers x"), "--layers x: must be an integer >= 1");
+  expect_one_line_error(run_tilec(show + "vit --width 15"), "workload: heads 2 do not divide width 15");
+  expect_one_line_error(run_tilec("graph show " + graph_file("layers", kGood) + " --layers 2"),
+                        "--layers: applies to --workload only");
+  expect_one_line_error(run_tilec("graph show " + graph_file("no_head", kGood) + " --no-head"),
+                        "--no-head: applies to --workload only");
 }
 
 TEST(GraphWorkloads, ListsTheBuiltInWorkloads) {
@@ -122,6 +165,8 @@ TEST(GraphWorkloads, ListsTheBuiltInWorkloads) {
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_THAT(run.out, StartsWith("siglip-mlp   SigLIP So400m/14 MLP block"));
   EXPECT_THAT(run.out, HasSubstr("\nmlp          "));
+  EXPECT_THAT(run.out, HasSubstr("\nsiglip-vit   SigLIP So400m/14 vision tower"));
+  EXPECT_THAT(run.out, HasSubstr("\nvit          "));
 }
 
 TEST(GraphHelp, SaysWhatEachFlagMeansAndItsDefault) {

@@ -56,6 +56,36 @@ TEST(ReferenceCommand, JsonSummaryIsDeterministicAcrossThreadCounts) {
             y["xxh64"]);
 }
 
+TEST(ReferenceCommand, RunsTheSmallVisionTower) {
+  const std::string vit = "reference --workload vit --batch 2 --layers 3 --json";
+  const nlohmann::json one = json_of(run_tilec("--threads 1 " + vit));
+  const nlohmann::json two = json_of(run_tilec("--threads 2 " + vit));
+  EXPECT_EQ(one["run"], "vit fp8 batch 2 layers 3 seed 0");
+  ASSERT_EQ(one["outputs"].size(), 1u);
+  const nlohmann::json& embedding = one["outputs"][0];
+  EXPECT_EQ(embedding["name"], "embedding");
+  EXPECT_EQ(embedding["type"], "f16[2,16]");
+  EXPECT_EQ(embedding["nonFinite"], 0);
+  EXPECT_GT(embedding["rms"].get<double>(), 0.1);
+  EXPECT_EQ(embedding["xxh64"], two["outputs"][0]["xxh64"]);
+  EXPECT_EQ(one["inputs"][0]["name"], "image");
+  EXPECT_EQ(one["inputBytes"], 2 * 8 * 8 * 3 * 2);
+  const nlohmann::json tokens = json_of(run_tilec("reference --workload vit --no-head --precision fp16 --json"));
+  EXPECT_EQ(tokens["outputs"][0]["name"], "tokens");
+  EXPECT_EQ(tokens["outputs"][0]["type"], "f16[1,16,16]");
+  // The dump holds the workload's own data: the layernorm gains are near 1.
+  const std::string dir = fresh_directory("reference_vit_dump");
+  const nlohmann::json dumped = json_of(run_tilec(vit + " --dump " + dir));
+  EXPECT_EQ(dumped["outputs"][0]["xxh64"], embedding["xxh64"]);
+  const graph::Tensor gains = graph::read_npy(dir + "/ln1_gamma.npy", {{3, 16}, {ElementType::F32, 0}});
+  for (float gain : gains.to_floats()) EXPECT_NEAR(gain, 1.0f, 0.15f);
+  const nlohmann::json again = json_of(run_tilec("reference --json --graph " + dir + "/graph.json --inputs " + dir));
+  EXPECT_EQ(again["outputs"][0]["xxh64"], embedding["xxh64"]);
+  const nlohmann::json layer = json_of(run_tilec("reference --workload vit-layer --width 32 --json"));
+  EXPECT_EQ(layer["run"], "vit-layer fp8 batch 1 seed 0");
+  EXPECT_EQ(layer["outputs"][0]["type"], "f16[1,16,32]");
+}
+
 // --k-parts: the same graph with its GEMMs summed in parts, compared with
 // the plain run: in a stack of four FP8 blocks some outputs move.
 TEST(ReferenceCommand, KPartsReportsTheDriftOfAnotherSummationOrder) {

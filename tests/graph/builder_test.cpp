@@ -34,7 +34,7 @@ TEST(GraphText, TypesAndOpNames) {
   EXPECT_EQ(type_text({{}, kF32}), "f32[]");
   for (OpKind kind : {OpKind::Input, OpKind::Parameter, OpKind::Gemm, OpKind::Gelu, OpKind::Add,
                       OpKind::Cast, OpKind::LayerNorm, OpKind::Softmax, OpKind::Attention,
-                      OpKind::Repeat})
+                      OpKind::Repeat, OpKind::Patchify, OpKind::Reshape})
     EXPECT_EQ(parse_op_kind(op_kind_name(kind)), kind);
   EXPECT_EQ(op_kind_name(OpKind::LayerNorm), "layernorm");
   EXPECT_EQ(parse_op_kind("matmul"), std::nullopt);
@@ -144,6 +144,73 @@ TEST(GraphBuilder, LayerNormSoftmaxAndAttentionShapes) {
             "op 'att4': 2 heads do not divide D = 8 of 'q' and E = 3 of 'v'");
   EXPECT_EQ(bad_input_message([&] { b.attention("att5", x, k, v, 0.0f, std::nullopt, 0); }),
             "op 'att5': heads 0 must be at least 1");
+}
+
+// What the ViT tower needs: a position embedding broadcast over the batch,
+// and one query (the head's probe) attending over every batch item's tokens.
+TEST(GraphBuilder, BroadcastAddAndCrossAttentionWithABroadcastQuery) {
+  GraphBuilder b;
+  ValueId tokens = b.input("tokens", {{3, 729, 1152}, kF16});
+  ValueId position = b.parameter("position", {{729, 1152}, kF16});
+  ValueId probe = b.parameter("probe", {{1, 1, 1152}, kF16});
+  ValueId wrong = b.parameter("wrong", {{2, 1, 1152}, kF16});
+  ValueId embedded = b.add("embedded", tokens, position);
+  EXPECT_EQ(b.graph().type(embedded), (TensorType{{3, 729, 1152}, kF16}));
+  ValueId pooled = b.attention("pooled", probe, embedded, embedded, 0.0f, std::nullopt, 16);
+  EXPECT_EQ(b.graph().type(pooled), (TensorType{{3, 1, 1152}, kF16}));
+  EXPECT_EQ(bad_input_message([&] { b.attention("bad", wrong, embedded, embedded); }),
+            "op 'bad': operand 'k' has shape [3,729,1152] whose batch axes [3] do not broadcast with those of "
+            "operand 'q' [2]");
+}
+
+TEST(GraphBuilder, PatchifyShapesAndErrors) {
+  GraphBuilder b;
+  ValueId image = b.input("image", {{2, 384, 384, 3}, kF16});
+  ValueId small = b.input("small", {{6, 4, 5}, kF32});
+  ValueId flat = b.input("flat", f32({4, 4}));
+  ValueId patches = b.patchify("patches", image, 14);
+  EXPECT_EQ(b.graph().type(patches), (TensorType{{2, 729, 588}, kF16}));
+  EXPECT_EQ(b.graph().ops.back().patch, 14);
+  EXPECT_EQ(b.graph().type(b.patchify("typed", small, 2, kF143)), (TensorType{{6, 20}, kF143}));
+  EXPECT_EQ(b.graph().type(b.patchify("whole", small, 1)).shape, (Shape{24, 5}));
+  EXPECT_EQ(bad_input_message([&] { b.patchify("p0", image, 0); }), "op 'p0': patch 0 must be at least 1");
+  // Rows and columns beyond the last whole patch are left out: 4 / 3 = 1.
+  EXPECT_EQ(b.graph().type(b.patchify("p3", small, 3)).shape, (Shape{2, 45}));
+  EXPECT_EQ(bad_input_message([&] { b.patchify("p5", small, 5); }),
+            "op 'p5': operand 'x' has shape [6,4,5] whose height 6 and width 4 do not hold one patch of 5");
+  EXPECT_EQ(bad_input_message([&] { b.patchify("p385", image, 385); }),
+            "op 'p385': operand 'x' has shape [2,384,384,3] whose height 384 and width 384 do not hold one "
+            "patch of 385");
+  EXPECT_EQ(bad_input_message([&] { b.patchify("p2", flat, 2); }),
+            "op 'p2': operand 'x' has shape [4,4] but needs at least 3 axes ([..., H, W, C])");
+}
+
+TEST(GraphBuilder, ReshapeResolvesMinusOneAndChecksTheCount) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{4, 1, 6}, kF16});
+  ValueId r = b.reshape("r", x, {4, 6});
+  EXPECT_EQ(b.graph().type(r), (TensorType{{4, 6}, kF16}));
+  ValueId free = b.reshape("free", x, {2, -1, 3}, kF32);
+  EXPECT_EQ(b.graph().type(free), (TensorType{{2, 4, 3}, kF32}));
+  // The op keeps the resolved shape, as the result has it.
+  EXPECT_EQ(b.graph().ops.back().target_shape, (Shape{2, 4, 3}));
+  EXPECT_EQ(b.graph().type(b.reshape("all", x, {-1})).shape, (Shape{24}));
+  ValueId one = b.reshape("one", b.reshape("single", x, {24}), {24, 1, 1});
+  EXPECT_EQ(b.graph().type(one).shape, (Shape{24, 1, 1}));
+  EXPECT_EQ(bad_input_message([&] { b.reshape("two", x, {-1, -1}); }), "op 'two': shape [-1,-1] has more than one -1");
+  EXPECT_EQ(bad_input_message([&] { b.reshape("zero", x, {0, 24}); }),
+            "op 'zero': shape [0,24] has extent 0: extents are >= 1, or one -1");
+  EXPECT_EQ(bad_input_message([&] { b.reshape("neg", x, {-2, -12}); }),
+            "op 'neg': shape [-2,-12] has extent -2: extents are >= 1, or one -1");
+  EXPECT_EQ(bad_input_message([&] { b.reshape("count", x, {5, 5}); }),
+            "op 'count': shape [5,5] cannot hold the 24 elements of operand 'x' [4,1,6]");
+  EXPECT_EQ(bad_input_message([&] { b.reshape("rest", x, {5, -1}); }),
+            "op 'rest': shape [5,-1] cannot hold the 24 elements of operand 'x' [4,1,6]");
+  EXPECT_EQ(bad_input_message([&] { b.reshape("huge", x, {1 << 30, 1 << 30, 1 << 30, -1}); }),
+            "op 'huge': shape [1073741824,1073741824,1073741824,-1] cannot hold the 24 elements of operand 'x' "
+            "[4,1,6]");
+  EXPECT_EQ(bad_input_message([&] { b.reshape("scalar", x, {}); }),
+            "op 'scalar': shape [] cannot hold the 24 elements of operand 'x' [4,1,6]");
 }
 
 TEST(GraphBuilder, NamesAreCheckedAndUnique) {

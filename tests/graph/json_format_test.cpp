@@ -123,6 +123,24 @@ TEST(JsonFormat, DocumentedExamplesLoadAndMatchTheWorkload) {
   EXPECT_EQ(first_difference(read_graph_json(examples[0]), build_workload("siglip-mlp", {.bias = true})), "");
 }
 
+// A reshape's -1 is resolved as it is read; the canonical text gives the shape.
+TEST(JsonFormat, PatchifyAndReshapeFields) {
+  const Graph graph = read_graph_json(R"({"format": "tilec-graph", "version": 1,
+    "inputs": [{"name": "image", "type": "f16", "shape": [1, 4, 6, 3]}],
+    "ops": [
+      {"op": "patchify", "name": "p", "x": "image", "patch": 2},
+      {"op": "reshape", "name": "r", "x": "p", "shape": [-1, 12], "type": "f143", "scale": -3}
+    ],
+    "outputs": ["r"]})");
+  EXPECT_EQ(graph.type(graph.ops[1].results[0]), (TensorType{{1, 6, 12}, kF16}));
+  EXPECT_EQ(graph.type(graph.ops[2].results[0]), (TensorType{{6, 12}, {ElementType::F143, -3}}));
+  EXPECT_THAT(write_graph_json(graph),
+              ::testing::HasSubstr("    {\"op\": \"patchify\", \"name\": \"p\", \"x\": \"image\", \"patch\": 2, "
+                                   "\"type\": \"f16\"},\n"
+                                   "    {\"op\": \"reshape\", \"name\": \"r\", \"x\": \"p\", \"shape\": [6, 12], "
+                                   "\"type\": \"f143\", \"scale\": -3}\n"));
+}
+
 TEST(JsonFormat, HandWrittenDefaultsAndComments) {
   const Graph graph = read_graph_json(with_ops(R"(
     // a comment
@@ -192,7 +210,7 @@ TEST(JsonFormat, InputErrors) {
 TEST(JsonFormat, OpErrorsNameTheOp) {
   EXPECT_EQ(read_error(with_ops(R"({"op": "gemmm", "name": "h", "a": "x", "b": "w"})")),
             "model.json: op 'h': unknown op 'gemmm' (ops: gemm, gelu, add, cast, layernorm, "
-            "softmax, attention, repeat)");
+            "softmax, attention, patchify, reshape, repeat)");
   EXPECT_EQ(read_error(with_ops(R"({"op": "gemm", "name": "h", "a": "x", "b": "w", "type": "f16",
                                     "transpose": true})")),
             "model.json: op 'h': unknown field 'transpose' (gemm takes op, name, a, b, type, scale, "
@@ -224,6 +242,16 @@ TEST(JsonFormat, OpErrorsNameTheOp) {
   EXPECT_EQ(read_error(with_ops(R"({"op": "layernorm", "name": "h", "x": "x", "gamma": "w",
                                     "beta": "w", "epsilon": 1e300})")),
             "model.json: op 'h': field 'epsilon' is 1e+300, beyond the range of a float");
+  EXPECT_EQ(read_error(with_ops(R"({"op": "patchify", "name": "h", "x": "x"})")),
+            "model.json: op 'h': missing field 'patch'");
+  EXPECT_EQ(read_error(with_ops(R"({"op": "patchify", "name": "h", "x": "x", "patch": 2})")),
+            "model.json: op 'h': operand 'x' has shape [2,3] but needs at least 3 axes ([..., H, W, C])");
+  EXPECT_EQ(read_error(with_ops(R"({"op": "reshape", "name": "h", "x": "x", "shape": [4, -1]})")),
+            "model.json: op 'h': shape [4,-1] cannot hold the 6 elements of operand 'x' [2,3]");
+  EXPECT_EQ(read_error(with_ops(R"({"op": "reshape", "name": "h", "x": "x", "shape": 6})")),
+            "model.json: op 'h': field 'shape' must be an array, not an integer");
+  EXPECT_EQ(read_error(with_ops(R"({"op": "reshape", "name": "h", "x": "x", "shape": [6], "patch": 1})")),
+            "model.json: op 'h': unknown field 'patch' (reshape takes op, name, x, shape, type, scale)");
   EXPECT_EQ(read_error(with_ops(R"({"op": "input", "name": "h"})")),
             "model.json: op 'h': inputs are declared in the top-level \"inputs\" list, not among the ops");
   EXPECT_EQ(read_error(with_ops(R"({"op": "gelu", "name": "x", "x": "x"})")),

@@ -2,6 +2,8 @@
 // independent streams.
 #include "graph/random.h"
 
+#include "support/parallel.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -30,6 +32,43 @@ TEST(Random, GoldenSamples) {
   EXPECT_EQ(bits_of(gaussian(42, "x", 5, 0.25f)),
             (std::vector<std::uint32_t>{0x3f1c5f65, 0xbd80a7f8, 0x3e99e94e, 0xbc8efc65, 0xbf3899c9}));
   EXPECT_EQ(bits_of(gaussian(~0ull, "", 3, 1.0f)), (std::vector<std::uint32_t>{0xbfb2fe07, 0x3f6fe6a3, 0xbea9f849}));
+}
+
+// Samples far into long streams, and a hash of every one, as the algorithm
+// drawn one pair after another gives them: drawing in parallel blocks (of
+// 2^16 pairs) must not change a bit, whatever the thread count.
+TEST(Random, LongStreamsAreTheSequentialMethodsSamples) {
+  struct Case {
+    std::uint64_t seed;
+    const char* stream;
+    std::size_t count;
+    float sigma, mean;
+    std::vector<std::pair<std::size_t, std::uint32_t>> samples;
+    std::uint64_t hash;
+  };
+  const Case cases[] = {
+      {0, "W1", 5'000'000, 0.0625f, 0.0f,
+       {{0, 0x3de2dc74}, {999'999, 0xbc3446ad}, {1'048'575, 0xbddfa6f6}, {1'048'576, 0x3d9716ab},
+        {2'500'001, 0x3bddce81}, {4'999'999, 0xbd4fd01e}},
+       0x48055f1b991d0675},
+      {7, "ln1_gamma", 3'000'001, 0.02f, 1.0f,
+       {{0, 0x3f759e3d}, {1, 0x3f76896c}, {1'048'576, 0x3f80db57}, {3'000'000, 0x3f838ed3}},
+       0x5317802b38153e13},
+  };
+  for (const int threads : {1, 2})
+  for (const Case& c : cases) {
+    set_thread_count(threads);
+    const std::vector<float> values = gaussian(c.seed, c.stream, c.count, c.sigma, c.mean);
+    set_thread_count(0);
+    ASSERT_EQ(values.size(), c.count);
+    for (const auto& [index, bits] : c.samples) EXPECT_EQ(std::bit_cast<std::uint32_t>(values[index]), bits) << index;
+    std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over the samples' bits
+    for (float value : values) {
+      hash ^= std::bit_cast<std::uint32_t>(value);
+      hash *= 0x100000001b3ull;
+    }
+    EXPECT_EQ(hash, c.hash) << c.stream;
+  }
 }
 
 TEST(Random, PrefixesDoNotDependOnTheCount) {

@@ -250,6 +250,83 @@ TEST(Reference, RepeatEqualsTheOpsWrittenOut) {
             by_repeat);
 }
 
+// Every output element of patchify, found from the definition: patch
+// (py, px) is row py*(W/p)+px, column (i*p + j)*C + c is pixel (py*p+i,
+// px*p+j, c); the 8th row and 10th and 11th columns hold no whole patch.
+TEST(Reference, PatchifyPlacesEveryPixel) {
+  const std::int64_t batch = 2, height = 8, width = 11, channels = 2, p = 3;
+  std::vector<float> pixels(static_cast<std::size_t>(batch * height * width * channels));
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>(i);
+  GraphBuilder b;
+  ValueId image = b.input("image", {{batch, height, width, channels}, kF32});
+  b.output("y", b.patchify("y", image, p, kF16));
+  const ReferenceResult result = run_reference(b.finish(), {{"image", tensor({batch, height, width, channels}, pixels)}});
+  const Tensor& y = result.outputs.at("y");
+  ASSERT_EQ(y.type, (TensorType{{batch, 6, 18}, kF16}));
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t py = 0; py < height / p; ++py)
+      for (std::int64_t px = 0; px < width / p; ++px)
+        for (std::int64_t i = 0; i < p; ++i)
+          for (std::int64_t j = 0; j < p; ++j)
+            for (std::int64_t c = 0; c < channels; ++c) {
+              const std::int64_t row = py * (width / p) + px, column = (i * p + j) * channels + c;
+              const float pixel = pixels[static_cast<std::size_t>(((n * height + py * p + i) * width + px * p + j) * channels + c)];
+              ASSERT_EQ(y.at((n * 6 + row) * 18 + column), pixel) << n << " " << row << " " << column;
+            }
+}
+
+TEST(Reference, ReshapeKeepsTheElementsInOrder) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 1, 3}, kF32});
+  b.output("y", b.reshape("y", x, {-1, 3}));
+  b.output("h", b.reshape("h", x, {6}, StorageType{ElementType::F143, -2}));
+  const ReferenceResult result = run_reference(b.finish(), {{"x", tensor({2, 1, 3}, {1, 2, 3, 4.25f, 5, 600})}});
+  EXPECT_EQ(result.outputs.at("y").type.shape, (Shape{2, 3}));
+  EXPECT_THAT(result.outputs.at("y").to_floats(), ElementsAre(1, 2, 3, 4.25f, 5, 600));
+  // Rounded like a cast to F143 at scale -2: 4.25 -> 4, 600 saturates at 60.
+  EXPECT_THAT(result.outputs.at("h").to_floats(), ElementsAre(1, 2, 3, 4, 5, 60));
+}
+
+// The ViT tower's two broadcasts: a [T, W] position embedding added to every
+// batch item, and the head's one probe q [1, 1, D] attending over each batch
+// item's k, v [b, T, D]: the same as the batch items' attentions done one by one.
+TEST(Reference, PositionAddAndBroadcastQueryAttention) {
+  const std::int64_t batch = 3, tokens = 5, width = 4;
+  auto values = [](std::int64_t count, float step) {
+    std::vector<float> out(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::sin(step * static_cast<float>(i + 1));
+    return out;
+  };
+  const std::vector<float> xs = values(batch * tokens * width, 0.7f), position = values(tokens * width, 1.3f),
+                           probe = values(width, 2.1f);
+  GraphBuilder b;
+  ValueId x = b.input("x", {{batch, tokens, width}, kF32});
+  ValueId pos = b.parameter("position", {{tokens, width}, kF32});
+  ValueId q = b.parameter("probe", {{1, 1, width}, kF32});
+  ValueId embedded = b.add("embedded", x, pos);
+  b.output("embedded", embedded);
+  b.output("pooled", b.attention("pooled", q, embedded, embedded, 0.0f, std::nullopt, 2));
+  const ReferenceResult result = run_reference(b.finish(), {{"x", tensor({batch, tokens, width}, xs)},
+                                                           {"position", tensor({tokens, width}, position)},
+                                                           {"probe", tensor({1, 1, width}, probe)}});
+  const std::vector<float> sums = result.outputs.at("embedded").to_floats();
+  for (std::size_t i = 0; i < sums.size(); ++i)
+    EXPECT_EQ(sums[i], xs[i] + position[i % static_cast<std::size_t>(tokens * width)]) << i;
+  const Tensor& pooled = result.outputs.at("pooled");
+  ASSERT_EQ(pooled.type.shape, (Shape{batch, 1, width}));
+  for (std::int64_t n = 0; n < batch; ++n) {
+    GraphBuilder one;
+    ValueId item = one.input("item", {{tokens, width}, kF32});
+    ValueId query = one.input("query", {{1, width}, kF32});
+    one.output("y", one.attention("y", query, item, item, 0.0f, std::nullopt, 2));
+    const auto first = sums.begin() + n * tokens * width;
+    const std::vector<float> alone =
+        run_single(one.finish(), {{"item", tensor({tokens, width}, std::vector<float>(first, first + tokens * width))},
+                                  {"query", tensor({1, width}, probe)}});
+    for (std::int64_t e = 0; e < width; ++e) EXPECT_EQ(pooled.at(n * width + e), alone[static_cast<std::size_t>(e)]);
+  }
+}
+
 TEST(Reference, MissingOrMistypedTensorsAreBadInput) {
   Graph graph = three_blocks();
   const TensorMap tensors{{"x", tensor({2, 3}, std::vector<float>(6, 1.0f), kF16)},

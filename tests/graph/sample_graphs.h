@@ -25,6 +25,8 @@ inline Graph every_op_graph() {
   ValueId at = b.attention("at", sm, k, k, 0.3f, std::nullopt, 2);
   ValueId ge = b.gelu("ge", at, GeluApproximation::Erf);
   ValueId c = b.cast("c", ge, {ElementType::F152, 2});
+  ValueId patches = b.patchify("patches", x, 2);
+  ValueId flat = b.reshape("flat", patches, {4, -1}, kF32);
   std::vector<ValueId> loop = b.repeat(
       "loop", 3,
       {.carried = {ge, a}, .sequence = {stacked}, .invariant = {gamma},
@@ -37,6 +39,7 @@ inline Graph every_op_graph() {
   b.output("y", loop[0]);
   b.output("a_final", loop[1]);
   b.output("c", c);
+  b.output("flat", flat);
   return b.finish();
 }
 

@@ -173,7 +173,8 @@ TEST(Workloads, OptionErrors) {
             "workload: an FP8 scale applies to fp8 precision only, not fp16");
   EXPECT_EQ(bad_input([] { build_workload("mlp", {.fp8_scale = 70}); }), "workload: FP8 scale 70 is beyond +-64");
   EXPECT_EQ(bad_input([] { build_workload("resnet", {}); }),
-            "workload 'resnet': unknown workload (workloads: siglip-mlp, mlp)");
+            "workload 'resnet': unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit, siglip-vit-layer, "
+            "vit-layer)");
   EXPECT_EQ(parse_precision("fp16"), Precision::Fp16);
   EXPECT_EQ(parse_precision("bf16"), std::nullopt);
   EXPECT_EQ(workloads().front().name, "siglip-mlp");

@@ -190,6 +190,31 @@ TEST(Fp16, AgreesWithTheOracleOnRandomFloats) {
   }
 }
 
+// The array conversions give the scalar ones' bits, on every length (the
+// vectorised body and the scalar tail), NaNs and infinities included.
+TEST(Fp16, ArrayConversionsAreTheScalarOnes) {
+  BitPatterns patterns;
+  std::vector<float> values(100'003);
+  for (float& value : values) value = float_from_bits(patterns.next());
+  values[5] = std::numeric_limits<float>::infinity();
+  values[17] = -std::numeric_limits<float>::quiet_NaN();
+  values[40] = 65520.0f;
+  values[41] = std::ldexp(3.0f, -25);
+  for (std::size_t length : {std::size_t{0}, std::size_t{7}, std::size_t{16}, std::size_t{33}, values.size()}) {
+    const std::span<const float> part(values.data(), length);
+    std::vector<std::uint16_t> halves(length);
+    floats_to_halves(part, halves.data());
+    std::vector<float> rounded(part.begin(), part.end()), decoded(length);
+    round_to_half(rounded);
+    halves_to_floats(halves.data(), decoded);
+    for (std::size_t i = 0; i < length; ++i) {
+      ASSERT_EQ(halves[i], float_to_half(values[i])) << i;
+      ASSERT_EQ(bits_of(rounded[i]), bits_of(round_to_half(values[i]))) << i;
+      ASSERT_EQ(bits_of(decoded[i]), bits_of(half_to_float(halves[i]))) << i;
+    }
+  }
+}
+
 #ifdef __F16C__
 std::uint16_t hardware_float_to_half(float value) {
   return static_cast<std::uint16_t>(_cvtss_sh(value, _MM_FROUND_TO_NEAREST_INT));

@@ -322,6 +322,60 @@ TEST(Fp8, RoundToStorageCoversEveryElementType) {
   EXPECT_EQ(round_to_storage(1000.0f, {ElementType::F143, 2}), 960.0f);
 }
 
+// The array conversions give the scalar ones' bits for every format and
+// element type, NaNs, infinities and saturation included.
+TEST(Fp8, ArrayConversionsAreTheScalarOnes) {
+  std::vector<float> values;
+  std::uint32_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    values.push_back(std::bit_cast<float>(state));
+  }
+  for (float special : {0.0f, -0.0f, 1000.0f, -1e30f, std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::quiet_NaN(), 0x1p-149f, 0x1p-126f, -0x1p-127f})
+    values.push_back(special);
+  // Every code's value and every midpoint between neighbours, with their
+  // neighbouring floats, at the scales below.
+  const std::size_t plain = values.size();
+  for (const Format& format : kFormats) {
+    const auto codes = positive_codes(format);
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      const double value = reference_decode(codes[i], format.type);
+      const double next = i + 1 < codes.size() ? reference_decode(codes[i + 1], format.type) : 2 * value;
+      for (double point : {value, (value + next) / 2}) {
+        const float f = static_cast<float>(point);
+        for (float near : {f, std::nextafter(f, 0.0f), std::nextafter(f, 1e30f)}) {
+          values.push_back(near);
+          values.push_back(-near);
+        }
+      }
+    }
+  }
+  for (const Format& format : kFormats)
+    for (int scale : {-130, -64, -20, -4, 0, 7, 64, 100}) {
+      std::vector<float> inputs = values;
+      for (std::size_t i = plain; i < inputs.size(); ++i) inputs[i] = std::ldexp(values[i], scale);
+      std::vector<std::uint8_t> codes(inputs.size());
+      floats_to_fp8(inputs, format.type, scale, codes.data());
+      std::vector<float> rounded = inputs;
+      round_to_storage(rounded, {format.type, scale});
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        ASSERT_EQ(codes[i], float_to_fp8(inputs[i], format.type, scale))
+            << name_of(format) << " scale " << scale << " " << inputs[i];
+        const float expected = round_to_storage(inputs[i], {format.type, scale});
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(rounded[i]), std::bit_cast<std::uint32_t>(expected))
+            << name_of(format) << " " << i;
+      }
+    }
+  for (ElementType type : {ElementType::F32, ElementType::F16}) {
+    std::vector<float> rounded = values;
+    round_to_storage(rounded, {type, 0});
+    for (std::size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(rounded[i]),
+                std::bit_cast<std::uint32_t>(round_to_storage(values[i], {type, 0})));
+  }
+}
+
 TEST(Fp8, NonFp8TypesAreRejected) {
   EXPECT_THROW(fp8_spec(ElementType::F16), Error);
   EXPECT_THROW(fp8_table(ElementType::F32), Error);

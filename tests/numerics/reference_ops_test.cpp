@@ -154,6 +154,28 @@ TEST(ReferenceGemm, KPartsSumEachPartAndAddThemInOrder) {
     }
 }
 
+// The definition, bit for bit, on shapes whose rows and columns leave
+// ragged edges in every block (the attention's 729 x 72 and 729 x 729).
+TEST(ReferenceGemm, EdgesAreTheSequentialFusedSums) {
+  for (const GemmCase& shape : {GemmCase{37, 72, 50}, GemmCase{5, 25, 300}, GemmCase{66, 729, 9, false, true},
+                                 GemmCase{3, 17, 64, true, false}, GemmCase{130, 300, 17}, GemmCase{1, 1, 5}}) {
+    const auto [m, n, k, transpose_a, transpose_b] = shape;
+    const auto a = test_values(static_cast<std::size_t>(m * k), 31);
+    const auto b = test_values(static_cast<std::size_t>(k * n), 32);
+    std::vector<float> c(static_cast<std::size_t>(m * n)), expected(c.size());
+    gemm(a, b, c, m, n, k, transpose_a, transpose_b);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float sum = 0.0f;
+        for (std::int64_t p = 0; p < k; ++p)
+          sum = std::fma(a[static_cast<std::size_t>(transpose_a ? p * m + i : i * k + p)],
+                         b[static_cast<std::size_t>(transpose_b ? j * k + p : p * n + j)], sum);
+        expected[static_cast<std::size_t>(i * n + j)] = sum;
+      }
+    EXPECT_EQ(bits_of(c), bits_of(expected)) << m << "x" << n << "x" << k;
+  }
+}
+
 // Memory addresses differ from run to run; the bits must not.
 TEST(ReferenceGemm, BitIdenticalWhateverTheDataAlignment) {
   for (const GemmCase& shape : {GemmCase{37, 45, 29}, GemmCase{5, 7, 11}, GemmCase{3, 5, 7}, GemmCase{4, 6, 8},
