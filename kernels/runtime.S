@@ -8,7 +8,6 @@
 .include "gemm_f32.S"
 .include "layernorm.S"
 .include "softmax.S"
-.include "attention.S"
 .include "row_stats.S"
 .include "row_apply.S"
 .include "row_merge.S"

@@ -96,6 +96,10 @@ struct Chain {
   std::vector<std::int64_t> row_shape;  // the leading axes, e.g. [batch, 729]
   // Rows an attention step mixes (its S); 0 when no step mixes rows.
   std::int64_t segment_rows = 0;
+  // The device holds each segment in whole panels (its last one padded);
+  // without segments, the rows one after another.
+  std::int64_t padded_segment_rows() const { return (segment_rows + 15) / 16 * 16; }
+  std::int64_t device_rows() const { return segment_rows ? rows / segment_rows * padded_segment_rows() : rows; }
   std::vector<Activation> activations;
   std::vector<Weight> weights;
   std::vector<Step> steps;

@@ -1,6 +1,7 @@
 // The construction half of construct_mid: the mid-level IR of one plan.
 #include "compiler/construct_mid.h"
 
+#include "compiler/attention_candidates.h"
 #include "compiler/row_candidates.h"
 #include "support/error.h"
 
@@ -168,13 +169,33 @@ class MidBuilder {
 
   void add_attention(int index) {
     const Step& step = chain_.steps[index];
-    const AttentionLayouts layouts = attention_layouts(chain_, step, choice_.step_choice[index], chunk_panels());
+    const AttentionCandidate candidate =
+        attention_candidates(chain_, step, choice_.group_size)[static_cast<std::size_t>(choice_.step_choice[index])];
+    const std::int64_t segment_panels = row_unit_panels(chain_);
+    const AttentionShape shape{&chain_, &step, candidate, chunk_panels() / segment_panels, segment_panels};
     MidOp op{MidOpKind::Attention, step.name, index};
-    op.inputs.push_back(value_in(step.input, layouts.q, true));
-    op.inputs.push_back(value_in(step.second_input, layouts.k, true));
-    op.inputs.push_back(value_in(step.third_input, layouts.v, true));
-    op.output = activation_value(step.output, layouts.output);
+    op.attention_head_parts = candidate.head_parts;
+    op.attention_query_parts = candidate.query_parts;
+    op.attention_key_parts = candidate.key_parts;
+    op.inputs.push_back(value_in(step.input, shape.q_layout(), true));
+    op.inputs.push_back(value_in(step.second_input, shape.k_layout(), true));
+    op.inputs.push_back(value_in(step.third_input, shape.v_layout(), true));
+    if (candidate.key_parts == 1) {
+      op.output = activation_value(step.output, shape.output_layout());
+      add_op(std::move(op));
+      return;
+    }
+    // Partials (FP32) and their statistics, on the tiles that computed them.
+    MidValue partials{step.name + ".partials", chain_.activations[step.output].cols, StorageType{ElementType::F32, 0},
+                      program_.values[static_cast<std::size_t>(op.inputs[0])].layout, true, -1};
+    op.output = add_value(std::move(partials));
+    MidOp merge = op;
+    merge.kind = MidOpKind::AttentionMerge;
+    merge.name = step.name + ".merge";
+    merge.inputs = {op.output};
     add_op(std::move(op));
+    merge.output = activation_value(step.output, shape.output_layout());
+    add_op(std::move(merge));
   }
 
   void close_region() {
@@ -196,6 +217,7 @@ class MidBuilder {
     int superstep = -1;
     for (MidOp& op : program_.ops) {
       bool exchanges = op.kind == MidOpKind::Rearrange || op.kind == MidOpKind::RowApply ||
+                       op.kind == MidOpKind::AttentionMerge ||
                        (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
       if (exchanges || superstep < 0) ++superstep;
       op.superstep = superstep;
@@ -216,7 +238,10 @@ GroupPlan plan_groups(const Chain& chain, const PlanChoice& choice) {
   plan.group_size = choice.group_size;
   plan.groups = choice.groups;
   plan.chunks = choice.chunks;
-  std::int64_t panels = (chain.rows + kPanelRows - 1) / kPanelRows;
+  plan.segment_rows = chain.segment_rows;
+  plan.padded_segment_rows = chain.segment_rows ? chain.padded_segment_rows() : 0;
+  const std::int64_t device_rows = chain.device_rows();
+  std::int64_t panels = (device_rows + kPanelRows - 1) / kPanelRows;
   const std::int64_t unit = row_unit_panels(chain);
   std::vector<Range> group_panels = balanced_split(panels, choice.groups, unit);
   std::int64_t chunk_panels = 0;
@@ -229,7 +254,7 @@ GroupPlan plan_groups(const Chain& chain, const PlanChoice& choice) {
     for (int chunk = 0; chunk < choice.chunks; ++chunk) {
       std::int64_t first = std::min(range.end, range.begin + chunk * chunk_panels);
       std::int64_t last = std::min(range.end, first + chunk_panels);
-      chunks.push_back(Range{std::min(chain.rows, first * kPanelRows), std::min(chain.rows, last * kPanelRows)});
+      chunks.push_back(Range{std::min(device_rows, first * kPanelRows), std::min(device_rows, last * kPanelRows)});
     }
     plan.rows.push_back(std::move(chunks));
   }

@@ -401,49 +401,6 @@ double merge_tile_cycles(const MergeVariant& variant, std::int64_t quads, std::i
   return launch_cycles(busiest_merge_worker(variant, merge_shares(variant, quads, columns, partials), partials));
 }
 
-namespace {
-
-// Bundles of one pass of the attention kernel's row loop over `rows` (1 or
-// 2) query rows whose item's keys lie in `panels` key panels: the scores
-// (the loop over d, 4 bundles per k step in FP16, 6 in FP32, and the
-// read-out of both rows), each row's softmax, the output (per column: 8
-// bundles per key panel for one row, 12 for two).
-std::int64_t attention_pass_bundles(ElementType input, ElementType output, int rows, std::int64_t panels,
-                                    std::int64_t d, std::int64_t e) {
-  const bool in32 = input == ElementType::F32, out32 = output == ElementType::F32;
-  const std::int64_t scores = panels * (in32 ? 6 * d + 22 : 4 * d + 20);
-  if (rows == 2) return 156 + scores + 80 * panels + e * (12 * panels + 8);
-  return 120 + scores + 40 * panels + e * (8 * panels + (in32 ? 2 : 1) + (out32 ? 3 : 4) + 2);
-}
-
-}  // namespace
-
-std::int64_t attention_worker_bundles(ElementType input, ElementType output, std::int64_t first_row,
-                                      std::int64_t rows, std::int64_t s, std::int64_t d, std::int64_t e) {
-  if (rows <= 0) return 4;  // the arguments, the empty check, exit
-  std::int64_t bundles = 30 + 1;  // set-up (the item of the first row, -inf, scale) and exit
-  const std::int64_t end = first_row + rows;
-  for (std::int64_t row = first_row; row < end;) {
-    const std::int64_t item_begin = row / s * s;
-    const std::int64_t panels = (item_begin % 16 + s - 1) / 16 + 1;
-    // Two rows at a time from an even row, within the worker's rows and the item.
-    const int taken = row % 2 == 0 && row + 1 < end && row + 1 < item_begin + s ? 2 : 1;
-    bundles += attention_pass_bundles(input, output, taken, panels, d, e);
-    row += taken;
-  }
-  return bundles;
-}
-
-double attention_tile_cycles(ElementType input, ElementType output, std::int64_t rows, std::int64_t s,
-                             std::int64_t d, std::int64_t e, std::int64_t first_row) {
-  if (rows <= 0) return 0;
-  std::int64_t busiest = 0;
-  for (std::int64_t worker = 0; worker < 6; ++worker) {
-    const std::int64_t begin = rows * worker / 6, end = rows * (worker + 1) / 6;
-    busiest = std::max(busiest, attention_worker_bundles(input, output, first_row + begin, end - begin, s, d, e));
-  }
-  return 6.0 * static_cast<double>(busiest) + kernel_costs().run_workers;
-}
 
 double exchange_cycles(std::int64_t bytes_in, std::int64_t bytes_out, std::int64_t transfers,
                        const MachineModel& machine, std::int64_t patterned) {

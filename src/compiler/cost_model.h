@@ -162,15 +162,6 @@ std::vector<MergeShare> merge_shares(const MergeVariant& variant, std::int64_t q
 double merge_tile_cycles(const MergeVariant& variant, std::int64_t quads, std::int64_t columns,
                          std::int64_t partials);
 
-// The attention kernels (kernels/attention.S): the bundles one worker
-// issues for query rows [first_row, first_row + rows) of items of S rows,
-// D columns of q and k, E of v and out (docs/kernels.md gives the formula).
-std::int64_t attention_worker_bundles(ElementType input, ElementType output, std::int64_t first_row,
-                                      std::int64_t rows, std::int64_t s, std::int64_t d, std::int64_t e);
-// A tile's cycles for query rows [first_row, first_row + rows), worker w
-// taking rows [rows w / 6, rows (w + 1) / 6) of them.
-double attention_tile_cycles(ElementType input, ElementType output, std::int64_t rows, std::int64_t s,
-                             std::int64_t d, std::int64_t e, std::int64_t first_row = 0);
 
 // An exchange phase in which the busiest tile receives `bytes_in`, the
 // busiest sends `bytes_out`, and tiles issue up to `transfers` sends or

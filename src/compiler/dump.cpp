@@ -58,6 +58,7 @@ const char* op_kind_text(MidOpKind kind) {
     case MidOpKind::RowStatistics: return "row-statistics";
     case MidOpKind::RowApply: return "row-apply";
     case MidOpKind::Attention: return "attention";
+    case MidOpKind::AttentionMerge: return "attention-merge";
   }
   return "?";
 }

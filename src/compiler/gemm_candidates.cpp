@@ -92,7 +92,7 @@ GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, 
 
 std::vector<int> candidate_group_sizes(const Chain& chain, const CompileOptions& options) {
   const int tiles = static_cast<int>(options.machine.tiles);
-  const std::int64_t units = ceil_div(ceil_div(chain.rows, kPanelRows), row_unit_panels(chain));
+  const std::int64_t units = ceil_div(ceil_div(chain.device_rows(), kPanelRows), row_unit_panels(chain));
   std::set<int> sizes;
   // One size per distinct number of row units a group must handle.
   std::int64_t previous = -1;

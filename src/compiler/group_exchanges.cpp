@@ -2,6 +2,7 @@
 
 #include "compiler/cost_model.h"
 #include "compiler/kernel_library.h"
+#include "compiler/attention_candidates.h"
 #include "compiler/kernel_plan.h"
 #include "compiler/row_candidates.h"
 #include "support/error.h"
@@ -17,7 +18,7 @@ namespace {
 std::uint32_t round_up(std::uint32_t value, std::uint32_t unit) { return (value + unit - 1) / unit * unit; }
 
 bool exchanges(const MidOp& op) {
-  return op.kind == MidOpKind::Rearrange || op.kind == MidOpKind::RowApply ||
+  return op.kind == MidOpKind::Rearrange || op.kind == MidOpKind::RowApply || op.kind == MidOpKind::AttentionMerge ||
          (op.kind == MidOpKind::Reduce && op.grid.k_parts > 1);
 }
 
@@ -111,7 +112,16 @@ class LirBuilder {
   // take whole 16-column blocks.
   std::uint32_t largest_piece(int id) const {
     const MidValue& v = value(id);
-    const bool blocks = v.partial || drained_into(id);
+    const int producer = producer_[static_cast<std::size_t>(id)];
+    const bool attention = producer >= 0 && program_.ops[static_cast<std::size_t>(producer)].kind == MidOpKind::Attention;
+    if (attention && v.partial) {
+      // A tile's partial (its head's O in FP32) and the rows' statistics.
+      const MidOp& op = program_.ops[static_cast<std::size_t>(producer)];
+      const AttentionScratch sizes = attention_scratch(attention_shape(op), attention_kernels_of(op));
+      return sizes.partial + sizes.statistics;
+    }
+    // The GEMM P v drains whole 16-column blocks into attention's output.
+    const bool blocks = v.partial || drained_into(id) || attention;
     std::int64_t most = 0;
     for (const Range& part : v.layout.cols)
       most = std::max(most, blocks ? (part.size() + kPanelRows - 1) / kPanelRows * kPanelRows : part.size());
@@ -218,6 +228,7 @@ class LirBuilder {
       case MidOpKind::RowStatistics: add_row_statistics(index); return;
       case MidOpKind::RowApply: add_row_apply(index); return;
       case MidOpKind::Attention: add_attention(index); return;
+      case MidOpKind::AttentionMerge: add_attention_merge(index); return;
     }
   }
 
@@ -688,34 +699,161 @@ class LirBuilder {
     }
   }
 
-  // One task per tile of the output's layout and head on it: its columns of
-  // the output from its q, k and v (attention_layouts).
+  AttentionShape attention_shape(const MidOp& op) const {
+    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
+    const std::int64_t segment_panels = row_unit_panels(chain_);
+    return AttentionShape{&chain_, &step,
+                          AttentionCandidate{op.attention_head_parts, op.attention_query_parts, op.attention_key_parts},
+                          groups().chunk_panels / segment_panels, segment_panels};
+  }
+
+  AttentionKernels attention_kernels_of(const MidOp& op) const {
+    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
+    return attention_kernels(attention_shape(op), value(op.inputs[0]).storage.element, step.result.element);
+  }
+
+  Place scratch_buffer(const std::string& name, std::uint32_t bytes, int phase) {
+    if (bytes == 0) return Place{};
+    Buffer buffer{name, BufferKind::Scratch};
+    buffer.bytes = bytes;
+    buffer.lifetime = Lifetime{phase, phase, false};
+    return Place{add_buffer(std::move(buffer)), 0, 0, 0};
+  }
+
+  // The 16x16 identity in `type`, the transpose's activation operand.
+  Place identity(ElementType type) {
+    auto it = identities_.find(type);
+    if (it != identities_.end()) return it->second;
+    const std::uint32_t bytes = element_bytes(type);
+    std::vector<std::uint8_t> contents(16 * 16 * bytes, 0);
+    for (int i = 0; i < 16; ++i) {
+      std::uint8_t* one = contents.data() + static_cast<std::size_t>((i * 16 + i) * bytes);
+      if (type == ElementType::F16) {
+        one[1] = 0x3c;  // 1.0 in FP16: 0x3c00
+      } else {
+        const float value = 1.0f;
+        std::memcpy(one, &value, 4);
+      }
+    }
+    const Place place = add_constant(fmt::format("identity {}", element_type_name(type)), {std::move(contents)});
+    identities_.emplace(type, place);
+    return place;
+  }
+
+  // Each tile's share (attention_candidates.h), head after head: v
+  // transposed, the scores, the softmax (one run, or three over column
+  // chunks), P v into the output's head columns or the tile's partial.
   void add_attention(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
-    Buffer scratch{op.name + ".scratch", BufferKind::Scratch};
-    scratch.bytes = kWorkers * attention_worker_scratch(chain_.segment_rows);
-    scratch.lifetime = Lifetime{phase_of(index), phase_of(index), false};
-    const Place scratch_place{add_buffer(std::move(scratch)), 0, 0, 0};
-    const Layout& layout = value(op.output).layout;
-    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
-    const std::int64_t head_columns = value(op.output).cols / step.attention_heads;
-    for (int block = 0; block < layout.blocks(); ++block) {
-      // Whole heads, or (one head) a share of one head's columns.
-      const std::int64_t columns = layout.block_cols(block).size();
-      const bool whole_heads = step.attention_heads > 1 && columns % head_columns == 0;
-      const std::int64_t heads = whole_heads ? columns / head_columns : 1;
-      for (int head = 0; head < heads; ++head) {
+    const AttentionShape shape = attention_shape(op);
+    const AttentionKernels kernels = attention_kernels_of(op);
+    const AttentionScratch sizes = attention_scratch(shape, kernels);
+    const int phase = phase_of(index);
+    AttentionWork work;
+    work.q = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
+    work.k = lir_.value_places[static_cast<std::size_t>(op.inputs[1])];
+    work.v = lir_.value_places[static_cast<std::size_t>(op.inputs[2])];
+    work.identity = identity(value(op.inputs[0]).storage.element);
+    work.transposed = scratch_buffer(op.name + ".transposed", sizes.transposed, phase);
+    work.scores = scratch_buffer(op.name + ".scores", sizes.scores, phase);
+    work.probabilities = scratch_buffer(op.name + ".probabilities", sizes.probabilities, phase);
+    work.chunk_statistics = scratch_buffer(op.name + ".chunk statistics", sizes.chunk_statistics, phase);
+    const Place output = lir_.value_places[static_cast<std::size_t>(op.output)];
+    const bool partial = shape.candidate.key_parts > 1;
+    work.output = output;
+    if (partial) work.statistics = output.plus(sizes.partial);
+    const std::vector<Range> queries = shape.query_panels(), keys = shape.key_panels();
+    const AttentionCandidate& c = shape.candidate;
+    for (std::int64_t s = 0; s < shape.segments; ++s)
+      for (int j = 0; j < c.query_parts; ++j)
+        for (int g = 0; g < c.head_parts; ++g)
+          for (int b = 0; b < c.key_parts; ++b) {
+            Task task;
+            task.kind = TaskKind::Attention;
+            task.op = index;
+            task.superstep = phase;
+            task.tile = shape.tile(s, j, g, b);
+            task.attention = work;
+            task.attention.query_panels = queries[static_cast<std::size_t>(j)].size();
+            task.attention.key_panels = keys[static_cast<std::size_t>(b)].size();
+            task.attention.valid_keys = shape.valid_keys(b);
+            for (std::int64_t h = 0; h < shape.heads_per_tile(); ++h) {
+              task.attention.head = static_cast<int>(h);
+              std::vector<AttentionStage> stages{AttentionStage::Transpose, AttentionStage::Scores};
+              if (kernels.softmax_chunks == 1)
+                stages.push_back(AttentionStage::Softmax);
+              else
+                stages.insert(stages.end(), {AttentionStage::SoftmaxMax, AttentionStage::SoftmaxExp,
+                                             AttentionStage::SoftmaxFinish});
+              stages.push_back(AttentionStage::Output);
+              for (AttentionStage stage : stages) {
+                task.attention.stage = stage;
+                lir_.tasks.push_back(task);
+              }
+            }
+          }
+  }
+
+  // Several key blocks: block (s, j, g)'s partials go to the tiles of the
+  // next block, key part b receiving share b of every partial (and every
+  // partial's statistics, one multicast), into slots in key part order;
+  // each merges its share.
+  void add_attention_merge(int index) {
+    const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
+    const AttentionShape shape = attention_shape(op);
+    const AttentionKernels kernels = attention_kernels_of(op);
+    const AttentionScratch sizes = attention_scratch(shape, kernels);
+    const int phase = phase_of(index);
+    const Place partials = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
+    const Place slots = scratch_buffer(op.name + ".slots", sizes.merge, phase);
+    const Place workers = scratch_buffer(op.name + ".workers", sizes.merge_workers, phase);
+    const AttentionCandidate& c = shape.candidate;
+    const std::uint32_t column = kernels.merge.partial_column_stride;
+    const std::uint32_t share_bytes = static_cast<std::uint32_t>(shape.merge_share_columns()) * column;
+    const int blocks = static_cast<int>(shape.segments) * c.query_parts * c.head_parts;
+    const std::vector<Range> queries = shape.query_panels();
+    for (int block = 0; block < blocks; ++block) {
+      const int next = (block + 1) % blocks;
+      for (int i = 0; i < c.key_parts; ++i) {
+        const int source = block * c.key_parts + i;
+        Transfer statistics;
+        statistics.phase = phase;
+        statistics.source_tile = source;
+        statistics.source = partials.plus(sizes.partial);
+        statistics.destination = slots.plus(static_cast<std::uint32_t>(i) * sizes.merge_slot + share_bytes);
+        statistics.bytes = sizes.statistics;
+        statistics.what = fmt::format("{} statistics of block {} key part {}", op.name, block, i);
+        for (int b = 0; b < c.key_parts; ++b) {
+          const Range share = shape.merge_share(b);
+          statistics.destination_tiles.push_back(next * c.key_parts + b);
+          if (share.size() == 0) continue;
+          Transfer transfer;
+          transfer.phase = phase;
+          transfer.source_tile = source;
+          transfer.destination_tiles = {next * c.key_parts + b};
+          transfer.source = partials.plus(static_cast<std::uint32_t>(share.begin) * column);
+          transfer.destination = slots.plus(static_cast<std::uint32_t>(i) * sizes.merge_slot);
+          transfer.bytes = static_cast<std::uint32_t>(share.size()) * column;
+          transfer.what = fmt::format("{} partial of block {} key part {}, columns {}..{}", op.name, block, i,
+                                      share.begin, share.end);
+          lir_.transfers.push_back(std::move(transfer));
+        }
+        lir_.transfers.push_back(std::move(statistics));
+      }
+      const std::int64_t j = (block / c.head_parts) % c.query_parts;
+      for (int b = 0; b < c.key_parts; ++b) {
+        if (shape.merge_share(b).size() == 0) continue;
         Task task;
         task.kind = TaskKind::Attention;
         task.op = index;
-        task.superstep = phase_of(index);
-        task.tile = layout.block_tiles(block).front();
-        for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
-        task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
-        task.columns = whole_heads ? head_columns : columns;
-        task.column_elements = layout.piece_panels * kPanelRows;
-        task.scratch = scratch_place;
-        task.head = head;
+        task.superstep = phase;
+        task.tile = next * c.key_parts + b;
+        task.attention.stage = AttentionStage::Merge;
+        task.attention.query_panels = queries[static_cast<std::size_t>(j)].size();
+        task.attention.slots = slots;
+        task.attention.workers = workers;
+        task.attention.output = lir_.value_places[static_cast<std::size_t>(op.output)];
+        task.attention.merged_columns = shape.merge_share(b).size();
         lir_.tasks.push_back(std::move(task));
       }
     }
@@ -726,6 +864,7 @@ class LirBuilder {
   Lir& lir_;
   std::vector<int> producer_;
   int iteration_record_ = -1;
+  std::map<ElementType, Place> identities_;
 };
 
 }  // namespace

@@ -240,17 +240,6 @@ std::vector<RowQuadShare> split_row_quads(std::int64_t panels) {
   return shares;
 }
 
-std::string KernelLibrary::attention(const AttentionVariant& variant) {
-  auto type_ok = [](ElementType t) { return t == ElementType::F16 || t == ElementType::F32; };
-  TILEC_CHECK(type_ok(variant.input) && type_ok(variant.output), "attention kernel from {} to {}",
-              element_type_name(variant.input), element_type_name(variant.output));
-  auto it = attentions_.find(variant);
-  if (it != attentions_.end()) return it->second;
-  std::string name =
-      fmt::format("attention_{}_{}", element_type_name(variant.input), element_type_name(variant.output));
-  attentions_.emplace(variant, name);
-  return name;
-}
 
 std::string KernelLibrary::merge(const MergeVariant& variant) {
   TILEC_CHECK(variant.output == ElementType::F16 || variant.output == ElementType::F32,
@@ -292,13 +281,7 @@ std::string KernelLibrary::variant_source() const {
       text += fmt::format("{}{} {}, {}, {}, {}, {}\n", op, variant.stage == RowStage::Apply ? "_APPLY" : "", name,
                           type(variant.input), type(variant.output), half(variant.input), half(variant.output));
   }
-  for (const auto& [variant, name] : attentions_) {
-    // Shifts: log2 of 16 elements' bytes; of the output loops' iterations
-    // per key panel (FP32 v: 4, FP16 v: 2); of the rows one ld64 of q holds.
-    const bool in32 = variant.input == ElementType::F32, out32 = variant.output == ElementType::F32;
-    text += fmt::format("ATTENTION {}, {}, {}, {}, {}, {}, {}\n", name, in32 ? "F32" : "F16", out32 ? "F32" : "F16",
-                        in32 ? 6 : 5, out32 ? 6 : 5, in32 ? 2 : 1, in32 ? 1 : 2);
-  }
+
   for (const auto& [variant, name] : merges_) text += merge_source(name, variant);
   return text;
 }

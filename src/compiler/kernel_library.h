@@ -162,13 +162,6 @@ std::vector<RowQuadShare> split_row_quads(std::int64_t panels);
 // values per half panel: 128 bytes a panel).
 constexpr std::int64_t row_statistics_bytes(std::int64_t panels) { return 128 * panels; }
 
-// Self-attention over whole rows (kernels/attention.S), from one element
-// type to another (FP16 or FP32 each; FP32 inside).
-struct AttentionVariant {
-  ElementType input = ElementType::F16;
-  ElementType output = ElementType::F16;
-  auto operator<=>(const AttentionVariant&) const = default;
-};
 
 // The merge of partial attention results (merge_kernel.h): n partial
 // outputs O_i (FP32, panel format) with their softmax statistics become
@@ -187,11 +180,6 @@ struct MergeVariant {
 // Column offsets up to 5 strides are ld128 immediates (signed 15 bits).
 constexpr std::uint32_t kMaxMergePartialColumnStride = 3264;
 
-// The scratch one attention worker needs for items of `s` rows: two
-// regions (the kernel takes two query rows at a time), each the scores of
-// the item's key panels (ceil(s / 16) + 1 of 16 FP32) and a spare panel
-// its loops read into.
-constexpr std::int64_t attention_scratch_bytes(std::int64_t s) { return 2 * 16 * ((s + 15) / 16 + 2) * 4; }
 
 class KernelLibrary {
  public:
@@ -199,20 +187,18 @@ class KernelLibrary {
   std::string gemm(const GemmVariant& variant);
   std::string combine(const CombineVariant& variant);
   std::string row(const RowVariant& variant);
-  std::string attention(const AttentionVariant& variant);
   std::string merge(const MergeVariant& variant);
 
   // Assembly text instantiating every registered variant.
   std::string variant_source() const;
   std::size_t variant_count() const {
-    return gemms_.size() + combines_.size() + rows_.size() + attentions_.size() + merges_.size();
+    return gemms_.size() + combines_.size() + rows_.size() + merges_.size();
   }
 
  private:
   std::map<GemmVariant, std::string> gemms_;
   std::map<CombineVariant, std::string> combines_;
   std::map<RowVariant, std::string> rows_;
-  std::map<AttentionVariant, std::string> attentions_;
   std::map<MergeVariant, std::string> merges_;
 };
 

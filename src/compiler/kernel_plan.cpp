@@ -1,10 +1,13 @@
 #include "compiler/kernel_plan.h"
 
+#include "compiler/attention_candidates.h"
 #include "compiler/cost_model.h"
 #include "compiler/group_exchanges.h"
+#include "compiler/merge_kernel.h"
 #include "support/error.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace tilec::compiler {
@@ -246,44 +249,171 @@ void plan_row_apply(Lir& lir, Task& task, KernelLibrary& library) {
   }
 }
 
-// Attention (docs/kernels.md): workers take contiguous ranges of query
-// rows, over every whole segment the chunk's panels hold (rows past the
-// group's share are padding, computed but never read), for the task's
-// columns of v and the output.
+// A GEMM run over explicit jobs {weight offset, activation offset, output
+// offset, k steps}, worker w taking jobs [J w / 6, J (w + 1) / 6).
+using GemmJob = std::array<std::uint32_t, 4>;
+void plan_gemm_jobs(Task& task, KernelLibrary& library, const GemmVariant& variant, const Place& weights,
+                    const Place& activation, const Place& output, const std::vector<GemmJob>& jobs) {
+  task.kernel = library.gemm(variant);
+  const std::int64_t count = static_cast<std::int64_t>(jobs.size());
+  for (int worker = 0; worker < kWorkers; ++worker) {
+    const std::int64_t first = count * worker / kWorkers, last = count * (worker + 1) / kWorkers;
+    if (first == last) continue;
+    std::vector<ArgumentWord> words{ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
+                                    ArgumentWord::address(weights), ArgumentWord::address(activation),
+                                    ArgumentWord::address(output)};
+    for (std::int64_t j = first; j < last; ++j)
+      for (std::uint32_t word : jobs[static_cast<std::size_t>(j)]) words.push_back(ArgumentWord::value(word));
+    task.worker_arguments.push_back(std::move(words));
+  }
+}
+
+// A tile's share of attention, one kernel run a task (AttentionStage), as
+// docs/kernels.md "Attention on the AMP" lays out its operands.
 void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
-  const MidValue& q = value(lir, op.inputs[0]);
-  const AttentionVariant variant{q.storage.element, value(lir, op.output).storage.element};
-  task.kernel = library.attention(variant);
-  const std::int64_t segment = lir.chain->segment_rows;
-  const std::int64_t rows = task.column_elements / segment * segment;
-  const std::uint32_t panels = static_cast<std::uint32_t>(task.column_elements / kPanelRows);
-  std::uint32_t scale;
-  std::memcpy(&scale, &step.attention_scale, 4);
-  // The task's head among the tile's: its columns of q, k (D each), v and
-  // the output (E each) start `head` heads into the tile's pieces.
-  const std::int64_t d = q.cols / step.attention_heads;
-  const std::uint32_t head = static_cast<std::uint32_t>(task.head);
-  const std::uint32_t q_head = head * static_cast<std::uint32_t>(d) * column_bytes(q);
-  const std::uint32_t v_head = head * static_cast<std::uint32_t>(task.columns) * column_bytes(value(lir, op.inputs[2]));
-  const std::uint32_t out_head = head * static_cast<std::uint32_t>(task.columns) * column_bytes(value(lir, op.output));
-  for (int worker = 0; worker < kWorkers; ++worker) {
-    const std::int64_t first = rows * worker / kWorkers, last = rows * (worker + 1) / kWorkers;
-    if (first == last) continue;
-    std::vector<ArgumentWord> words{ArgumentWord::value(static_cast<std::uint32_t>(first)),
-                                    ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
-                                    ArgumentWord::value(static_cast<std::uint32_t>(segment)),
-                                    ArgumentWord::value(static_cast<std::uint32_t>(d)),
-                                    ArgumentWord::value(static_cast<std::uint32_t>(task.columns)),
-                                    ArgumentWord::value(panels)};
-    words.push_back(ArgumentWord::address(task.inputs[0].plus(q_head)));
-    words.push_back(ArgumentWord::address(task.inputs[1].plus(q_head)));
-    words.push_back(ArgumentWord::address(task.inputs[2].plus(v_head)));
-    words.push_back(ArgumentWord::address(task.output.plus(out_head)));
-    words.push_back(ArgumentWord::value(scale));
-    words.push_back(ArgumentWord::address(
-        task.scratch.plus(static_cast<std::uint32_t>(task.worker_arguments.size()) * attention_worker_scratch(segment))));
+  const std::int64_t segment_panels = row_unit_panels(*lir.chain);
+  const AttentionShape shape{lir.chain, &step,
+                             AttentionCandidate{op.attention_head_parts, op.attention_query_parts, op.attention_key_parts},
+                             lir.mid->groups.chunk_panels / segment_panels, segment_panels};
+  // (A merge reads only the merge kernel's figures, whatever the operands' type.)
+  const ElementType input =
+      op.kind == MidOpKind::Attention ? value(lir, op.inputs[0]).storage.element : step.result.element;
+  const AttentionKernels kernels = attention_kernels(shape, input, step.result.element);
+  const AttentionWork& work = task.attention;
+  const std::uint32_t bytes = element_bytes(kernels.scores.weights);
+  const std::int64_t qp = shape.query_block_panels(), kp = shape.key_block_panels();
+  const std::int64_t dh = shape.qk_head_columns(), dv = shape.v_head_columns();
+  const std::uint32_t q_column = static_cast<std::uint32_t>(qp * kPanelRows) * bytes;
+  const std::uint32_t k_column = static_cast<std::uint32_t>(kp * kPanelRows) * bytes;
+  const std::uint32_t s_column = static_cast<std::uint32_t>(qp * kPanelRows) * 4;
+  const std::uint32_t p_column = q_column;
+  const std::uint32_t head = static_cast<std::uint32_t>(work.head);
+  const std::uint32_t d_blocks = static_cast<std::uint32_t>((dv + kPanelRows - 1) / kPanelRows);
+  const std::uint32_t scale = float_bits(step.attention_scale);
+  const std::uint32_t chunk_stride = static_cast<std::uint32_t>(row_statistics_bytes(qp));
+  auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  std::vector<GemmJob> jobs;
+  switch (work.stage) {
+    case AttentionStage::Transpose:
+      for (std::uint32_t j = 0; j < d_blocks; ++j)
+        for (std::uint32_t p = 0; p < u32(work.key_panels); ++p)
+          jobs.push_back({(16 * j * u32(kp) + p) * 16 * bytes, 0, (j * 16 * u32(kp) + 16 * p) * 16 * bytes,
+                          u32(std::min<std::int64_t>(kPanelRows, dv - 16 * j))});
+      plan_gemm_jobs(task, library, kernels.transpose, work.v.plus(head * u32(dv) * k_column), work.identity,
+                     work.transposed, jobs);
+      return;
+    case AttentionStage::Scores:
+      for (std::uint32_t p = 0; p < u32(work.key_panels); ++p)
+        for (std::uint32_t r = 0; r < u32(work.query_panels); ++r)
+          jobs.push_back({p * 16 * bytes, r * 16 * bytes, (p * 16 * u32(qp) + r) * 16 * 4, u32(dh)});
+      plan_gemm_jobs(task, library, kernels.scores, work.k.plus(head * u32(dh) * k_column),
+                     work.q.plus(head * u32(dh) * q_column), work.scores, jobs);
+      return;
+    case AttentionStage::Output: {
+      const bool partial = shape.candidate.key_parts > 1;
+      const std::uint32_t out_bytes = partial ? 4 : element_bytes(step.result.element);
+      for (std::uint32_t j = 0; j < d_blocks; ++j)
+        for (std::uint32_t r = 0; r < u32(work.query_panels); ++r)
+          jobs.push_back({j * u32(kp) * 16 * 16 * bytes, r * 16 * bytes, (j * 16 * u32(qp) + r) * 16 * out_bytes,
+                          u32(work.valid_keys)});
+      const Place output =
+          partial ? work.output : work.output.plus(head * u32(dv) * u32(qp * kPanelRows) * out_bytes);
+      plan_gemm_jobs(task, library, kernels.output, work.transposed, work.probabilities, output, jobs);
+      return;
+    }
+    case AttentionStage::Merge: {
+      task.kernel = library.merge(kernels.merge);
+      const std::uint32_t slot = attention_scratch(shape, kernels).merge_slot;
+      const std::uint32_t share = u32(shape.merge_share_columns()) * kernels.merge.partial_column_stride;
+      const std::uint32_t out_bytes = element_bytes(kernels.merge.output);
+      const std::vector<MergeShare> shares =
+          merge_shares(kernels.merge, 4 * work.query_panels, work.merged_columns, shape.candidate.key_parts);
+      for (std::size_t w = 0; w < shares.size(); ++w) {
+        const MergeShare& m = shares[w];
+        task.worker_arguments.push_back(
+            {ArgumentWord::value(u32(m.quads)), ArgumentWord::value(u32(m.columns)),
+             ArgumentWord::value(u32(shape.candidate.key_parts)),
+             ArgumentWord::address(work.slots.plus(u32(m.first_column) * kernels.merge.partial_column_stride +
+                                                   16 * u32(m.first_quad))),
+             ArgumentWord::value(slot), ArgumentWord::address(work.slots.plus(share + 32 * u32(m.first_quad))),
+             ArgumentWord::value(slot),
+             ArgumentWord::address(work.output.plus(u32(m.first_column) * kernels.merge.output_column_stride +
+                                                    4 * out_bytes * u32(m.first_quad))),
+             ArgumentWord::address(work.workers.plus(u32(w * merge_scratch_bytes(shape.candidate.key_parts))))});
+      }
+      return;
+    }
+    default: break;
+  }
+  // The softmax of scale x S over the valid keys (kernels.softmax), whole
+  // or over column chunks (docs/kernels.md "Scaled and partial softmax").
+  const RowVariant& softmax = kernels.softmax;
+  const bool partial = softmax.form == SoftmaxForm::Partial;
+  const int chunks = kernels.softmax_chunks;
+  const std::int64_t columns = work.valid_keys;
+  const std::uint32_t p_bytes = element_bytes(softmax.output);
+  RowVariant variant = softmax;
+  if (work.stage == AttentionStage::SoftmaxMax) variant.form = SoftmaxForm::ChunkMax;
+  if (work.stage == AttentionStage::SoftmaxExp) {
+    variant.form = SoftmaxForm::ChunkExp;
+    if (!partial) variant.output = ElementType::F32;
+  }
+  if (work.stage == AttentionStage::SoftmaxFinish)
+    variant.form = partial ? SoftmaxForm::FinishStats : SoftmaxForm::FinishNormalise;
+  task.kernel = library.row(variant);
+  // A normalised split keeps its exponentials in FP32 in S itself.
+  const Place e_at = partial ? work.probabilities : work.scores;
+  const std::uint32_t e_step = partial ? p_column : s_column;
+  const std::uint32_t e_bytes = partial ? p_bytes : 4;
+  for (const SoftmaxShare& share : softmax_shares(work.query_panels, columns, chunks)) {
+    const std::uint32_t half = u32(share.first_half), first_column = u32(share.first_column);
+    const Place in = work.scores.plus(first_column * s_column + half * 8 * 4);
+    const Place own = work.chunk_statistics.plus(u32(share.chunk) * chunk_stride + 64 * half);
+    std::vector<ArgumentWord> words;
+    switch (work.stage) {
+      case AttentionStage::Softmax:
+        words = {ArgumentWord::value(u32(share.halves)), ArgumentWord::value(u32(columns)), ArgumentWord::address(in),
+                 ArgumentWord::address(work.probabilities.plus(half * 8 * p_bytes)), ArgumentWord::value(s_column),
+                 ArgumentWord::value(p_column)};
+        if (partial) {
+          words.push_back(ArgumentWord::address(work.statistics.plus(64 * half)));
+        } else {
+          words.push_back(ArgumentWord::value(u32(columns)));
+          words.push_back(ArgumentWord::value(0));
+        }
+        words.push_back(ArgumentWord::value(scale));
+        break;
+      case AttentionStage::SoftmaxMax:
+        words = {ArgumentWord::value(u32(share.halves)), ArgumentWord::value(u32(share.columns)),
+                 ArgumentWord::address(in), ArgumentWord::address(own), ArgumentWord::value(s_column),
+                 ArgumentWord::value(scale)};
+        break;
+      case AttentionStage::SoftmaxExp:
+        words = {ArgumentWord::value(u32(share.halves)), ArgumentWord::value(u32(share.columns)),
+                 ArgumentWord::address(in),
+                 ArgumentWord::address(e_at.plus(first_column * e_step + half * 8 * e_bytes)),
+                 ArgumentWord::value(s_column), ArgumentWord::value(e_step),
+                 ArgumentWord::address(work.chunk_statistics.plus(64 * half)), ArgumentWord::value(u32(chunks)),
+                 ArgumentWord::value(chunk_stride), ArgumentWord::address(own), ArgumentWord::value(scale)};
+        break;
+      default:  // the finish
+        if (partial) {
+          if (share.chunk != 0) continue;
+          words = {ArgumentWord::value(u32(share.halves)), ArgumentWord::value(u32(chunks)),
+                   ArgumentWord::address(work.chunk_statistics.plus(64 * half)),
+                   ArgumentWord::address(work.statistics.plus(64 * half)), ArgumentWord::value(chunk_stride)};
+        } else {
+          words = {ArgumentWord::value(u32(share.halves)), ArgumentWord::value(u32(share.columns)),
+                   ArgumentWord::address(work.scores.plus(first_column * s_column + half * 32)),
+                   ArgumentWord::address(work.probabilities.plus(first_column * p_column + half * 8 * p_bytes)),
+                   ArgumentWord::value(s_column), ArgumentWord::value(p_column),
+                   ArgumentWord::address(work.chunk_statistics.plus(64 * half)), ArgumentWord::value(u32(chunks)),
+                   ArgumentWord::value(chunk_stride)};
+        }
+        break;
+    }
     task.worker_arguments.push_back(std::move(words));
   }
 }
@@ -306,9 +436,6 @@ void plan_kernels(Lir& lir, KernelLibrary& library) {
   }
 }
 
-std::uint32_t attention_worker_scratch(std::int64_t segment_rows) {
-  return static_cast<std::uint32_t>((attention_scratch_bytes(segment_rows) + 15) / 16 * 16);
-}
 
 std::uint32_t argument_bytes(const Lir& lir, int tiles_per_group) {
   std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(tiles_per_group), 0);

@@ -20,9 +20,6 @@ constexpr int kWorkers = 6;
 
 void plan_kernels(Lir& lir, KernelLibrary& library);
 
-// One worker's piece of an attention task's scratch buffer: the kernel's
-// scratch rounded up to keep every piece 16-byte aligned.
-std::uint32_t attention_worker_scratch(std::int64_t segment_rows);
 
 // Bytes of argument blocks the busiest tile needs.
 std::uint32_t argument_bytes(const Lir& lir, int tiles_per_group);

@@ -22,10 +22,7 @@ std::vector<Range> balanced_split(std::int64_t extent, int parts, std::int64_t u
 }
 
 std::int64_t row_unit_panels(const Chain& chain) {
-  const std::int64_t panels = (chain.rows + kPanelRows - 1) / kPanelRows;
-  if (chain.segment_rows == 0) return 1;
-  if (chain.segment_rows % kPanelRows == 0) return chain.segment_rows / kPanelRows;
-  return std::max<std::int64_t>(panels, 1);
+  return chain.segment_rows == 0 ? 1 : chain.padded_segment_rows() / kPanelRows;
 }
 
 void Layout::add_block(std::span<const int> tiles) {
@@ -80,6 +77,22 @@ Range GemmGrid::weight_piece(int m, int n) const {
   const std::int64_t blocks = (columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
   if (!weights_moved) return Range{0, blocks};
   return balanced_split(blocks, row_parts, 1)[static_cast<std::size_t>(m)];
+}
+
+std::vector<GroupPlan::RowRun> GroupPlan::graph_runs(Range device) const {
+  std::vector<RowRun> runs;
+  if (padded_segment_rows == 0) {
+    if (device.size() > 0) runs.push_back(RowRun{device.begin, device.begin, device.size()});
+    return runs;
+  }
+  for (std::int64_t row = device.begin; row < device.end;) {
+    const std::int64_t segment = row / padded_segment_rows, offset = row % padded_segment_rows;
+    const std::int64_t end = std::min(device.end, segment * padded_segment_rows + segment_rows);
+    if (offset < segment_rows && row < end)
+      runs.push_back(RowRun{segment * segment_rows + offset, row, end - row});
+    row = (segment + 1) * padded_segment_rows;
+  }
+  return runs;
 }
 
 std::int64_t GroupPlan::max_chunk_rows() const {

@@ -113,6 +113,32 @@ enum class TaskKind : std::uint8_t {
   RowApply,       // a split row op's result from every slot
 };
 
+// One kernel run of a tile's share of attention (attention_candidates.h).
+enum class AttentionStage : std::uint8_t {
+  Transpose,      // one head's v block transposed (GEMM with the identity)
+  Scores,         // S = q k^T (GEMM), FP32
+  Softmax,        // P from S: normalised or partial, workers by half panels
+  SoftmaxMax,     // the same split over column chunks: the chunks' maxima,
+  SoftmaxExp,     // their exponentials,
+  SoftmaxFinish,  // and the rows' statistics or P
+  Output,         // O = P v (GEMM): the output's head columns, or a partial
+  Merge,          // a block's partials combined (the merge kernel)
+};
+
+struct AttentionWork {
+  AttentionStage stage = AttentionStage::Transpose;
+  int head = 0;  // among the tile's heads
+  // The tile's query and key blocks: panels held, keys that are real rows.
+  std::int64_t query_panels = 0;
+  std::int64_t key_panels = 0;
+  std::int64_t valid_keys = 0;
+  Place q, k, v, identity, transposed, scores, probabilities, chunk_statistics, output, statistics;
+  // Merge: the key parts' slots (partial share, then statistics) and the
+  // workers' scratch; the columns merged.
+  Place slots, workers;
+  std::int64_t merged_columns = 0;
+};
+
 // A word of a kernel's argument block: a constant, or the address of a
 // place (patched by the supervisor when the place moves with the chunk or
 // the repeat iteration).
@@ -149,10 +175,7 @@ struct Task {
   // epilogue); the last applies the epilogue.
   bool partial_sum = false;
   Place bias;
-  // Attention: inputs are q, k, v; each worker's scratch follows the last;
-  // which of the tile's heads this task computes.
-  Place scratch;
-  int head = 0;
+  AttentionWork attention;
   std::int64_t columns = 0;
   std::int64_t column_elements = 0;
   // Split row ops: the column ranges the workers take (RowStatistics: the

@@ -112,10 +112,22 @@ struct GroupPlan {
   // Every chunk is computed as this many 16-row panels (rows past a
   // group's share are padding).
   std::int64_t chunk_panels = 1;
-  // rows[g][c]: the token rows group g holds in chunk c (panel-aligned;
-  // may be empty).
+  // rows[g][c]: the device rows group g holds in chunk c (panel-aligned;
+  // may be empty). Device rows are the graph's token rows, or with
+  // attention segments of `segment_rows` each padded to
+  // `padded_segment_rows` (both 0 without).
   std::vector<std::vector<Range>> rows;
+  std::int64_t segment_rows = 0;
+  std::int64_t padded_segment_rows = 0;
   std::int64_t max_chunk_rows() const;
+  // The graph rows of device rows: runs {first graph row, first device
+  // row, count}, padding left out.
+  struct RowRun {
+    std::int64_t graph_row = 0;
+    std::int64_t device_row = 0;
+    std::int64_t count = 0;
+  };
+  std::vector<RowRun> graph_runs(Range device) const;
 
   int tile_of(int group, int group_tile) const { return group * group_size + group_tile; }
 };
@@ -141,7 +153,10 @@ enum class MidOpKind : std::uint8_t {
   // each row part and the result (inputs: x, the statistics).
   RowStatistics,
   RowApply,
-  Attention,  // compute on whole rows of q, k and v (inputs in that order)
+  // Compute: each tile's share of attention (inputs q, k, v), into the
+  // output, or with several key blocks into partials and their statistics.
+  Attention,
+  AttentionMerge,  // exchange + compute: partials of one block combined
 };
 
 struct GemmGrid {
@@ -170,6 +185,10 @@ struct MidOp {
   std::vector<int> inputs;  // MidValue indices
   int output = -1;
   GemmGrid grid;  // Gemm and Reduce
+  // Attention and AttentionMerge: head parts, query parts, key parts.
+  int attention_head_parts = 1;
+  int attention_query_parts = 1;
+  int attention_key_parts = 1;
   std::vector<EpilogueOp> epilogue;  // Gemm (when not partial), Reduce, Map
   // Superstep this op belongs to; an op with exchange starts a new one.
   int superstep = -1;

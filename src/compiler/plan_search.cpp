@@ -3,6 +3,7 @@
 
 #include "compiler/cost_model.h"
 #include "compiler/kernel_plan.h"
+#include "compiler/attention_candidates.h"
 #include "compiler/row_candidates.h"
 #include "support/error.h"
 
@@ -145,6 +146,9 @@ struct SearchContext {
   // this chunk size.
   const std::map<int, std::vector<RowCandidate>>& row_candidates;
   std::map<int, std::vector<int>>& row_kept;
+  // Likewise per attention step.
+  const std::map<int, std::vector<AttentionCandidate>>& attention_candidates;
+  std::map<int, std::vector<int>>& attention_kept;
   const Chain& chain;
   const GemmCandidates& candidates;
   const CompileOptions& options;
@@ -295,38 +299,53 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
   label.supervisor_bundles += 20;
 }
 
-// Attention on `parts` tiles (attention_layouts): with one head each tile
-// holds all of q and k (every query row reads every key of its segment) and
-// its share of v's columns; with several, whole heads. Each tile computes
-// its share of the output, a head at a time.
-void add_attention(const SearchContext& context, int step_index, int from, int parts, Label& label) {
+// A step's operands already in the layouts it reads (its cost alone).
+constexpr int kAlreadyThere = -2;
+
+// The attention shape of a candidate at this chunk size.
+AttentionShape attention_shape(const SearchContext& context, const Step& step, const AttentionCandidate& candidate) {
+  const std::int64_t segment_panels = row_unit_panels(context.chain);
+  return AttentionShape{&context.chain, &step, candidate, context.chunk_panels / segment_panels, segment_panels};
+}
+
+// Attention on (segment, head group, query block, key block) tiles
+// (attention_candidates.h): q, k and v rearranged to them, each tile's
+// share of GEMMs and softmax, and with several key blocks the exchange of
+// partials and their merge.
+void add_attention(const SearchContext& context, int step_index, int from, const AttentionCandidate& candidate,
+                   Label& label) {
   const Chain& chain = context.chain;
-  const Step& step = chain.steps[step_index];
+  const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
-  const Activation& q = chain.activations[step.input];
-  const AttentionLayouts wanted = attention_layouts(chain, step, parts, context.chunk_panels);
-  const Layout* layouts[] = {&wanted.q, &wanted.k, &wanted.v};
+  const AttentionShape shape = attention_shape(context, step, candidate);
+  const Layout wanted[] = {shape.q_layout(), shape.k_layout(), shape.v_layout()};
   const int operands[] = {step.input, step.second_input, step.third_input};
   std::int64_t held = 0;
   for (int i = 0; i < 3; ++i) {
-    const Activation& a = chain.activations[operands[i]];
-    const int id = context.layouts.id(*layouts[i]);
-    add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(context.chunk_panels, a.cols)) : from, id,
-                  storage_bytes(a.storage), repeat, label);
+    const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
+    const int id = context.layouts.id(wanted[i]);
+    if (from != kAlreadyThere)
+      add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(context.chunk_panels, a.cols)) : from, id,
+                    storage_bytes(a.storage), repeat, label);
     held += context.layouts.piece_elements(id) * storage_bytes(a.storage);
   }
-  const std::int64_t heads = step.attention_heads;
-  const std::int64_t share = context.layouts.widest(context.layouts.id(wanted.output));
-  // Columns per kernel run: the tile's share of one head, or a whole head.
-  const std::int64_t e = std::min(share, chain.activations[step.output].cols / heads);
-  const std::int64_t rows = context.rows() / chain.segment_rows * chain.segment_rows;
-  label.cycles += repeat * static_cast<double>(share / e) *
-                  attention_tile_cycles(q.storage.element, step.result.element, rows, chain.segment_rows,
-                                        q.cols / heads, e);
-  const std::int64_t output = context.rows() * share * storage_bytes(step.result);
-  label.activation_peak = std::max(label.activation_peak,
-                                   held + output + kWorkers * attention_worker_scratch(chain.segment_rows));
-  label.supervisor_bundles += 20 * (share / e);
+  const ElementType input = chain.activations[static_cast<std::size_t>(step.input)].storage.element;
+  const AttentionKernels kernels = attention_kernels(shape, input, step.result.element);
+  const AttentionScratch scratch = attention_scratch(shape, kernels);
+  label.cycles += repeat * (attention_tile_cycles(shape, kernels) + attention_merge_cycles(shape, kernels));
+  const Layout output = shape.output_layout();
+  const std::int64_t output_bytes =
+      round_up(output.widest(), kPanelRows) * output.piece_panels * kPanelRows * storage_bytes(step.result);
+  if (candidate.key_parts > 1) {
+    // Each tile sends its partial's shares (and its statistics, one
+    // multicast) and receives a slot from every key part.
+    const std::int64_t in = scratch.merge, out = scratch.partial + scratch.statistics;
+    label.cycles += repeat * exchange_cycles(in, out, candidate.key_parts + 1, context.options.machine);
+    label.exchanges += static_cast<int>(repeat);
+    label.supervisor_bundles += 4 * candidate.key_parts + 8;
+  }
+  label.activation_peak = std::max(label.activation_peak, held + output_bytes + scratch.total());
+  label.supervisor_bundles += 60 * shape.heads_per_tile();
 }
 
 // The candidates of a GEMM step the program weighs at this chunk size:
@@ -395,6 +414,41 @@ std::vector<int> keep_row_candidates(const SearchContext& context, int step) {
   std::sort(by_bytes.begin(), by_bytes.end());
   for (std::size_t i = 0; i < by_cycles.size() && i < kRowStepCandidates; ++i) kept.push_back(by_cycles[i].second);
   for (std::size_t i = 0; i < by_bytes.size() && i < kRowStepCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
+// The candidates of an attention step weighed at this chunk size: those
+// whose tiles the group has, the cheapest few alone (receiving q, k and v
+// whole included) and the few that need least memory.
+constexpr std::size_t kAttentionCandidates = 6;
+std::vector<int> keep_attention_candidates(const SearchContext& context, int step_index) {
+  const std::vector<AttentionCandidate>& all = context.attention_candidates.at(step_index);
+  const Step& step = context.chain.steps[static_cast<std::size_t>(step_index)];
+  std::vector<std::pair<double, int>> by_cycles;
+  std::vector<std::pair<std::int64_t, int>> by_bytes;
+  for (int c = 0; c < static_cast<int>(all.size()); ++c) {
+    const AttentionShape shape = attention_shape(context, step, all[static_cast<std::size_t>(c)]);
+    if (shape.tiles() > context.group_size) continue;
+    if (all[static_cast<std::size_t>(c)].key_parts > 1 && shape.segments * all[static_cast<std::size_t>(c)].query_parts *
+                                                                   all[static_cast<std::size_t>(c)].head_parts < 2)
+      continue;  // the partials merge on another block's tiles
+    Label alone;
+    add_attention(context, step_index, kAlreadyThere, all[static_cast<std::size_t>(c)], alone);
+    std::int64_t received = 0;
+    for (const Layout& layout : {shape.q_layout(), shape.k_layout(), shape.v_layout()})
+      received += layout.widest() * layout.piece_panels * kPanelRows *
+                  storage_bytes(context.chain.activations[static_cast<std::size_t>(step.input)].storage);
+    alone.cycles += exchange_cycles(received, 0, 3, context.options.machine);
+    by_cycles.emplace_back(alone.cycles, c);
+    by_bytes.emplace_back(alone.activation_peak, c);
+  }
+  std::sort(by_cycles.begin(), by_cycles.end());
+  std::sort(by_bytes.begin(), by_bytes.end());
+  std::vector<int> kept;
+  for (std::size_t i = 0; i < by_cycles.size() && i < kAttentionCandidates; ++i) kept.push_back(by_cycles[i].second);
+  for (std::size_t i = 0; i < by_bytes.size() && i < kAttentionCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
   std::sort(kept.begin(), kept.end());
   kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   return kept;
@@ -480,11 +534,13 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
         } else {
           const std::int64_t cols = chain.activations[step.output].cols;
           if (step.kind == StepKind::Attention) {
-            for (int parts : attention_part_counts(chain, step, context.group_size)) {
+            const std::vector<AttentionCandidate>& options = context.attention_candidates.at(index);
+            for (int c : context.attention_kept.at(index)) {
+              const AttentionCandidate& candidate = options[static_cast<std::size_t>(c)];
               Label grown = label;
-              grown.choice[index] = parts;
-              add_attention(context, index, current, parts, grown);
-              continue_with(layouts.id(attention_layouts(chain, step, parts, context.chunk_panels).output), entry,
+              grown.choice[index] = c;
+              add_attention(context, index, current, candidate, grown);
+              continue_with(layouts.id(attention_shape(context, step, candidate).output_layout()), entry,
                             std::move(grown));
             }
             continue;
@@ -537,7 +593,8 @@ std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candid
     if (step_choice[index] < 0) continue;
     const Step& step = chain.steps[static_cast<std::size_t>(index)];
     if (step.kind == StepKind::Attention) {
-      if (step_choice[index] > 1) text += fmt::format(", {} {}x1", step.name, step_choice[index]);
+      text += fmt::format(", {} {}", step.name,
+                          attention_candidates(chain, step, group_size)[static_cast<std::size_t>(step_choice[index])].text());
       continue;
     }
     if (step.kind != StepKind::Gemm) {
@@ -559,7 +616,7 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
                         std::int64_t library_code_bytes, const CompileOptions& options) {
   PlanSearch search;
   const int tiles = static_cast<int>(options.machine.tiles);
-  const std::int64_t panels = ceil_div(chain.rows, kPanelRows);
+  const std::int64_t panels = ceil_div(chain.device_rows(), kPanelRows);
   const std::int64_t unit = row_unit_panels(chain);
   const std::int64_t units = ceil_div(panels, unit);
   const std::int64_t iterations = chain.repeat ? chain.repeat->count : 1;
@@ -569,10 +626,12 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     std::int64_t units_per_group = ceil_div(units, groups);
     LayoutTable layouts;
     std::map<int, std::vector<RowCandidate>> row_options;
+    std::map<int, std::vector<AttentionCandidate>> attention_options;
     for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
       const Step& step = chain.steps[static_cast<std::size_t>(index)];
       if (step.kind == StepKind::LayerNorm || step.kind == StepKind::Softmax)
         row_options[index] = row_candidates(chain.activations[static_cast<std::size_t>(step.output)].cols, group_size);
+      if (step.kind == StepKind::Attention) attention_options[index] = attention_candidates(chain, step, group_size);
     }
     std::int64_t previous_panels = -1;
     // More chunks only save memory, at the cost of cycles: once a chunk
@@ -586,10 +645,13 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
       previous_panels = chunk_panels;
       bool fits = false;
       std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
-      std::map<int, std::vector<int>> row_kept;
-      SearchContext context{layouts, candidate_layouts, row_options, row_kept, chain, candidates, options,
-                            group_size, chunk_panels, chunks, iterations};
+      std::map<int, std::vector<int>> row_kept, attention_kept;
+      SearchContext context{layouts,        candidate_layouts, row_options, row_kept, attention_options,
+                            attention_kept, chain,             candidates,  options,  group_size,
+                            chunk_panels,   chunks,            iterations};
       for (const auto& [step, list] : row_options) row_kept[step] = keep_row_candidates(context, step);
+      for (const auto& [step, list] : attention_options)
+        attention_kept[step] = keep_attention_candidates(context, step);
       for (const auto& [step, by_size] : candidates.by_step) {
         std::vector<CandidateLayouts>& list = candidate_layouts[step];
         list.resize(by_size.at(group_size).size());

@@ -93,32 +93,34 @@ class Binder {
                         "input '{}' bound to {} replicas of columns {}..{}", name, tiles.size(), columns.begin,
                         columns.end);
             const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, tiles.front()));
-            for (std::int64_t row = rows.begin; row < rows.end;) {
-              // Rows up to the end of the current run of the second-to-last axis.
-              std::int64_t run_end = std::min(rows.end, (row / last_rows + 1) * last_rows);
-              Piece piece;
-              piece.tile = tile;
-              piece.address = address_of(lir_, place, chunk) + static_cast<std::uint32_t>(row - rows.begin) * element;
-              std::int64_t outer = row / last_rows;
-              for (std::size_t axis = 0; axis + 2 < rank; ++axis) {
-                // Leading axes as a mixed-radix number.
-                std::int64_t radix = 1;
-                for (std::size_t later = axis + 1; later + 2 < rank; ++later) radix *= type.shape[later];
-                piece.start.push_back(outer / radix % type.shape[axis]);
-                piece.size.push_back(1);
-                piece.strides.push_back(1);
+            for (const GroupPlan::RowRun& run : groups_.graph_runs(rows))
+              for (std::int64_t row = run.graph_row; row < run.graph_row + run.count;) {
+                // Rows up to the end of the current run of the second-to-last axis.
+                std::int64_t run_end = std::min(run.graph_row + run.count, (row / last_rows + 1) * last_rows);
+                Piece piece;
+                piece.tile = tile;
+                piece.address = address_of(lir_, place, chunk) +
+                                static_cast<std::uint32_t>(run.device_row + (row - run.graph_row) - rows.begin) * element;
+                std::int64_t outer = row / last_rows;
+                for (std::size_t axis = 0; axis + 2 < rank; ++axis) {
+                  // Leading axes as a mixed-radix number.
+                  std::int64_t radix = 1;
+                  for (std::size_t later = axis + 1; later + 2 < rank; ++later) radix *= type.shape[later];
+                  piece.start.push_back(outer / radix % type.shape[axis]);
+                  piece.size.push_back(1);
+                  piece.strides.push_back(1);
+                }
+                if (rank >= 2) {
+                  piece.start.push_back(row % last_rows);
+                  piece.size.push_back(run_end - row);
+                  piece.strides.push_back(1);
+                }
+                piece.start.push_back(columns.begin);
+                piece.size.push_back(columns.size());
+                piece.strides.push_back(column_stride);
+                binding.pieces.push_back(std::move(piece));
+                row = run_end;
               }
-              if (rank >= 2) {
-                piece.start.push_back(row % last_rows);
-                piece.size.push_back(run_end - row);
-                piece.strides.push_back(1);
-              }
-              piece.start.push_back(columns.begin);
-              piece.size.push_back(columns.size());
-              piece.strides.push_back(column_stride);
-              binding.pieces.push_back(std::move(piece));
-              row = run_end;
-            }
           }
       }
     return binding;

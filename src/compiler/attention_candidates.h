@@ -1,0 +1,105 @@
+// The ways a self-attention step spreads over a group, and what a tile
+// computes for its share.
+//
+// Within every segment of a chunk (the S rows of one [..., S, D] item, the
+// segment padded to whole panels), queries split into query blocks and
+// keys into key blocks (whole panels); heads split into head groups. Tile
+// ((s * Pq + j) * Ph + g) * Pk + b computes head group g of query block j
+// against key block b of segment s:
+//   1. each head's v block transposed (a GEMM with the identity),
+//   2. the scores S = q k^T (a GEMM reading k's panel format as weights),
+//   3. softmax(scale x S) over the block's valid keys: normalised with one
+//      key block, else partial (unnormalised, with each row's max and sum),
+//   4. O = P v (a GEMM with the transposed v as weights).
+// With several key blocks, block (s, j, g)'s partials meet on the tiles of
+// the next block in (s, j, g) order, tile b taking share b of the head
+// group's columns (no tile merges its own partial), and the merge kernel
+// combines them by their statistics: a numerically stable online softmax.
+#pragma once
+
+#include "compiler/chain.h"
+#include "compiler/kernel_library.h"
+#include "compiler/mid.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec::compiler {
+
+struct AttentionCandidate {
+  int head_parts = 1;   // Ph: heads / Ph heads a tile
+  int query_parts = 1;  // Pq query blocks a segment
+  int key_parts = 1;    // Pk key blocks a segment
+
+  std::string text() const;
+};
+
+// Head part counts dividing the heads, query and key part counts up to
+// the segment's panels; key parts above one only with one head a tile.
+std::vector<AttentionCandidate> attention_candidates(const Chain& chain, const Step& step, int group_size);
+
+// The rows and tiles of one chunk: `segments` segments of `segment_panels`
+// panels each.
+struct AttentionShape {
+  const Chain* chain = nullptr;
+  const Step* step = nullptr;
+  AttentionCandidate candidate;
+  std::int64_t segments = 1;
+  std::int64_t segment_panels = 1;
+
+  int tiles() const;
+  int tile(std::int64_t segment, int query_part, int head_part, int key_part) const;
+  std::int64_t heads_per_tile() const;
+  std::int64_t qk_head_columns() const;  // D / H
+  std::int64_t v_head_columns() const;   // E / H
+  // Query and key blocks of segment-relative panels.
+  std::vector<Range> query_panels() const;
+  std::vector<Range> key_panels() const;
+  // Keys of key block b that are real rows (the rest of it is padding).
+  std::int64_t valid_keys(int key_part) const;
+  // The largest query and key block, in panels.
+  std::int64_t query_block_panels() const;
+  std::int64_t key_block_panels() const;
+  // Columns of the head group's output that key part b merges.
+  Range merge_share(int key_part) const;
+  std::int64_t merge_share_columns() const;  // the widest
+
+  Layout q_layout() const;
+  Layout k_layout() const;  // v's too, with v's columns
+  Layout v_layout() const;
+  Layout output_layout() const;
+};
+
+// What every tile of a candidate runs (the largest shares), for the cost
+// model and for lowering: the kernels' variants and the softmax's chunks.
+struct AttentionKernels {
+  GemmVariant transpose;
+  GemmVariant scores;
+  RowVariant softmax;
+  int softmax_chunks = 1;
+  GemmVariant output;
+  MergeVariant merge;
+};
+AttentionKernels attention_kernels(const AttentionShape& shape, ElementType input, ElementType output);
+
+// A tile's cycles for its share (every head of it), and the merge's.
+double attention_tile_cycles(const AttentionShape& shape, const AttentionKernels& kernels);
+double attention_merge_cycles(const AttentionShape& shape, const AttentionKernels& kernels);
+
+// Bytes a tile's share needs beyond its q, k, v and output pieces.
+struct AttentionScratch {
+  std::uint32_t transposed = 0;      // one head's v, transposed
+  std::uint32_t scores = 0;          // FP32 S (and the split softmax's exponentials)
+  std::uint32_t probabilities = 0;   // P
+  std::uint32_t chunk_statistics = 0;
+  std::uint32_t partial = 0;         // FP32 O, one head (several key parts)
+  std::uint32_t statistics = 0;      // m, l of one head's rows
+  std::uint32_t merge_slot = 0;      // one partial's share and statistics
+  std::uint32_t merge = 0;           // every key part's slot
+  std::uint32_t merge_workers = 0;   // the merge kernel's scratch, six workers
+  std::uint32_t total() const;
+};
+AttentionScratch attention_scratch(const AttentionShape& shape, const AttentionKernels& kernels);
+
+}  // namespace tilec::compiler
