@@ -27,8 +27,9 @@ struct PlanChoice {
   int group_size = 1;
   int groups = 1;
   int chunks = 1;
-  // Per chain step: a GEMM's candidate index, an attention's tile count
-  // (split_over_tiles); -1 for other steps.
+  // Per chain step: the index of its candidate among a GEMM's
+  // (gemm_candidates), a layernorm's or softmax's (row_candidates) or an
+  // attention's (attention_candidates) for the group size; -1 for others.
   std::vector<int> step_choice;
   int input_spread = 1;          // how host inputs are spread (stored_once)
   MidEstimate estimate;

@@ -78,29 +78,4 @@ constexpr int kInputSpreads[] = {1, 4, 16, 1 << 20};
 // parts, one a tile.
 Layout spread_layout(std::int64_t chunk_panels, std::int64_t cols, int group_size);
 
-// Every column on the group's first tile: what whole-row steps (layernorm,
-// softmax) read.
-Layout whole_rows_layout(std::int64_t chunk_panels, std::int64_t cols);
-
-// Steps that need whole rows (layernorm, softmax, attention) spread over
-// `parts` tiles of the group: every one of them holds all the columns of
-// what it reads whole (whole_on_tiles), and tile t computes the output's
-// columns [C t / parts, C (t + 1) / parts) (split_over_tiles, balanced).
-Layout whole_on_tiles(std::int64_t chunk_panels, std::int64_t cols, int parts);
-Layout split_over_tiles(std::int64_t chunk_panels, std::int64_t cols, int parts, std::int64_t unit = 1);
-// The tile counts the search tries: powers of two up to the group's size
-// and the output's columns.
-std::vector<int> spread_counts(std::int64_t output_cols, int group_size);
-
-// Where attention over `parts` tiles reads and writes. One head: q and k
-// whole on every tile, v and the output split by columns. H heads: up to H
-// tiles take whole heads, so no tile computes another's scores; beyond, a
-// multiple of H, each head's q and k sit on parts / H tiles that split its
-// v and output columns.
-struct AttentionLayouts {
-  Layout q, k, v, output;
-};
-AttentionLayouts attention_layouts(const Chain& chain, const Step& step, int parts, std::int64_t chunk_panels);
-std::vector<int> attention_part_counts(const Chain& chain, const Step& step, int group_size);
-
 }  // namespace tilec::compiler

@@ -299,8 +299,10 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
   label.supervisor_bundles += 20;
 }
 
-// A step's operands already in the layouts it reads (its cost alone).
+// A step's operands already in the layouts it reads (its cost alone), or
+// host inputs bound now.
 constexpr int kAlreadyThere = -2;
+constexpr int kHostInput = -3;
 
 // The attention shape of a candidate at this chunk size.
 AttentionShape attention_shape(const SearchContext& context, const Step& step, const AttentionCandidate& candidate) {
@@ -324,9 +326,14 @@ void add_attention(const SearchContext& context, int step_index, int from, const
   for (int i = 0; i < 3; ++i) {
     const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
     const int id = context.layouts.id(wanted[i]);
-    if (from != kAlreadyThere)
-      add_rearrange(context, from < 0 ? context.layouts.id(whole_rows_layout(context.chunk_panels, a.cols)) : from, id,
-                    storage_bytes(a.storage), repeat, label);
+    if (from == kHostInput) {
+      // Bound from the host stored once in the layout read.
+      const int stored = context.layouts.id(stored_once(wanted[i], label.input_spread));
+      label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
+      add_rearrange(context, stored, id, storage_bytes(a.storage), repeat, label);
+    } else if (from != kAlreadyThere) {
+      add_rearrange(context, from, id, storage_bytes(a.storage), repeat, label);
+    }
     held += context.layouts.piece_elements(id) * storage_bytes(a.storage);
   }
   const ElementType input = chain.activations[static_cast<std::size_t>(step.input)].storage.element;
@@ -537,23 +544,46 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             const std::vector<AttentionCandidate>& options = context.attention_candidates.at(index);
             for (int c : context.attention_kept.at(index)) {
               const AttentionCandidate& candidate = options[static_cast<std::size_t>(c)];
+              const int output = layouts.id(attention_shape(context, step, candidate).output_layout());
               Label grown = label;
               grown.choice[index] = c;
-              add_attention(context, index, current, candidate, grown);
-              continue_with(layouts.id(attention_shape(context, step, candidate).output_layout()), entry,
-                            std::move(grown));
+              if (current >= 0) {
+                add_attention(context, index, current, candidate, grown);
+                continue_with(output, entry, std::move(grown));
+                continue;
+              }
+              for (int spread : kInputSpreads) {
+                Label bound = grown;
+                bound.input_spread = spread;
+                add_attention(context, index, kHostInput, candidate, bound);
+                continue_with(output, entry, std::move(bound));
+              }
             }
             continue;
           }
           const std::vector<RowCandidate>& row_options = context.row_candidates.at(index);
           for (int c : context.row_kept.at(index)) {
             const RowCandidate& candidate = row_options[static_cast<std::size_t>(c)];
+            const int output = layouts.id(row_output_layout(candidate, context.chunk_panels, cols));
             Label grown = label;
             grown.choice[index] = c;
-            int from = current < 0 ? layouts.id(whole_rows_layout(context.chunk_panels, chain.activations[step.input].cols))
-                                   : current;
-            add_row_step(context, index, from, candidate, grown);
-            continue_with(layouts.id(row_output_layout(candidate, context.chunk_panels, cols)), entry, std::move(grown));
+            if (current >= 0) {
+              add_row_step(context, index, current, candidate, grown);
+              continue_with(output, entry, std::move(grown));
+              continue;
+            }
+            // An undecided host input is bound stored once in the layout
+            // the step reads.
+            const Activation& input = chain.activations[static_cast<std::size_t>(step.input)];
+            const Layout wanted = row_input_layout(candidate, context.chunk_panels, input.cols);
+            for (int spread : kInputSpreads) {
+              Label bound = grown;
+              bound.input_spread = spread;
+              const int stored = layouts.id(stored_once(wanted, spread));
+              bound.input_bytes = layouts.piece_elements(stored) * context.chunks * storage_bytes(input.storage);
+              add_row_step(context, index, stored, candidate, bound);
+              continue_with(output, entry, std::move(bound));
+            }
           }
         }
       }
