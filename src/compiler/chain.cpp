@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -22,7 +23,9 @@ std::int64_t leading_rows(const graph::Shape& shape) {
 
 // What a graph value is to the chain.
 struct Binding {
-  enum class Kind { Activation, Weight } kind;
+  // A host input becomes an activation where it is first read (as itself,
+  // or as patches).
+  enum class Kind { Activation, Weight, HostInput } kind;
   int index;
 };
 
@@ -32,12 +35,43 @@ class ChainBuilder {
 
   void add_graph(const graph::Graph& graph, std::map<graph::ValueId, Binding> bindings,
                  bool inside_repeat) {
+    graphs_.push_back(&graph);
     std::map<graph::ValueId, int> uses = count_uses(graph);
     for (const graph::Op& op : graph.ops) add_op(graph, op, bindings, uses, inside_repeat);
+    graphs_.pop_back();
     bindings_of_last_graph_ = std::move(bindings);
   }
 
   const std::map<graph::ValueId, Binding>& last_bindings() const { return bindings_of_last_graph_; }
+
+  // The graph's outputs. One that no step computes (a host input itself)
+  // is a copy of it, so that input and output are bound apart.
+  void add_outputs(const graph::Graph& graph) {
+    graphs_.push_back(&graph);
+    std::map<graph::ValueId, Binding>& bindings = bindings_of_last_graph_;
+    for (const auto& [name, value] : graph.outputs) {
+      auto it = bindings.find(value);
+      if (it == bindings.end() || it->second.kind == Binding::Kind::Weight)
+        throw_failure(fmt::format("output '{}'", name), "outputs must be computed from the host inputs");
+      graph::Op copy_op{graph::OpKind::Cast, name + ".copy"};
+      const int source = activation_of(copy_op, bindings, value, "x");
+      int output = source;
+      const bool computed = std::any_of(chain_.steps.begin(), chain_.steps.end(),
+                                        [&](const Step& step) { return step.output == source; });
+      if (!computed) {
+        Step step{StepKind::Map, copy_op.name};
+        step.input = source;
+        step.result = chain_.activations[static_cast<std::size_t>(source)].storage;
+        chain_.activations.push_back(chain_.activations[static_cast<std::size_t>(source)]);
+        chain_.activations.back().name = name;
+        step.output = static_cast<int>(chain_.activations.size()) - 1;
+        output = step.output;
+        chain_.steps.push_back(std::move(step));
+      }
+      chain_.outputs.emplace_back(name, output);
+    }
+    graphs_.pop_back();
+  }
 
  private:
   static std::map<graph::ValueId, int> count_uses(const graph::Graph& graph) {
@@ -65,9 +99,15 @@ class ChainBuilder {
     return static_cast<int>(chain_.activations.size()) - 1;
   }
 
-  int activation_of(const graph::Op& op, const std::map<graph::ValueId, Binding>& bindings,
-                    graph::ValueId value, const char* role) {
+  int activation_of(const graph::Op& op, std::map<graph::ValueId, Binding>& bindings, graph::ValueId value,
+                    const char* role) {
     auto it = bindings.find(value);
+    if (it != bindings.end() && it->second.kind == Binding::Kind::HostInput) {
+      const graph::Graph& graph = *graphs_.back();
+      const int activation = new_activation(graph, value);
+      chain_.inputs.emplace_back(graph.value(value).name, activation);
+      it->second = {Binding::Kind::Activation, activation};
+    }
     if (it == bindings.end() || it->second.kind != Binding::Kind::Activation)
       throw_failure(op_where(op), "operand '{}' must be computed from the host inputs (it is a parameter)", role);
     return it->second.index;
@@ -122,10 +162,37 @@ class ChainBuilder {
               const std::map<graph::ValueId, int>& uses, bool inside_repeat) {
     using graph::OpKind;
     switch (op.kind) {
-      case OpKind::Input: {
-        int activation = new_activation(graph, op.results[0]);
+      case OpKind::Input:
+        bindings[op.results[0]] = {Binding::Kind::HostInput, -1};
+        return;
+      case OpKind::Patchify: {
+        // Patches of a host input are the input as the device holds it:
+        // the loader writes each pixel where its patch row and column go.
+        auto it = bindings.find(op.operands[0]);
+        const graph::Op* producer = graph.producer(op.operands[0]);
+        if (it == bindings.end() || it->second.kind != Binding::Kind::HostInput || !producer ||
+            producer->kind != OpKind::Input || uses.at(op.operands[0]) != 1)
+          throw_failure(op_where(op), "the compiler supports patchify of a host input that nothing else reads");
+        const graph::TensorType& image = graph.type(op.operands[0]);
+        if (graph.type(op.results[0]).storage != image.storage)
+          throw_failure(op_where(op), "the compiler needs patches stored as the image is (cast them after)");
+        const int activation = new_activation(graph, op.results[0]);
+        chain_.inputs.emplace_back(producer->name, activation);
+        chain_.patched_inputs[producer->name] = Chain::Patches{op.patch, image.shape};
+        it->second = {Binding::Kind::Activation, activation};
         bindings[op.results[0]] = {Binding::Kind::Activation, activation};
-        chain_.inputs.emplace_back(op.name, activation);
+        return;
+      }
+      case OpKind::Reshape: {
+        // The chain's view of a value is its rows x its last axis: a reshape
+        // that keeps both is the value itself.
+        const graph::Shape& from = graph.type(op.operands[0]).shape;
+        const graph::Shape& to = graph.type(op.results[0]).shape;
+        if (from.empty() || to.empty() || from.back() != to.back() || leading_rows(from) != leading_rows(to) ||
+            graph.type(op.results[0]).storage != graph.type(op.operands[0]).storage)
+          throw_failure(op_where(op), "the compiler supports reshapes that keep the last axis and its type only");
+        const int activation = activation_of(op, bindings, op.operands[0], "x");
+        bindings[op.results[0]] = {Binding::Kind::Activation, activation};
         return;
       }
       case OpKind::Parameter: {
@@ -177,6 +244,10 @@ class ChainBuilder {
           graph::ValueId activation_value = a_weight ? op.operands[1] : op.operands[0];
           int input = activation_of(op, bindings, activation_value, a_weight ? "b" : "a");
           const Weight& bias = chain_.weights[weight];
+          if (bias.shape.size() >= 2) {
+            add_table(graph, op, input, weight, bindings);
+            return;
+          }
           std::int64_t bias_elements = 1;
           for (std::int64_t extent : bias.shape) bias_elements *= extent;
           if (bias_elements != result.shape.back() || bias.shape.empty() || bias.shape.back() != result.shape.back())
@@ -238,6 +309,35 @@ class ChainBuilder {
     }
   }
 
+  // A parameter [S, C] added to an activation [..., S, C]: the same rows
+  // to every segment of S rows, as a step of its own.
+  void add_table(const graph::Graph& graph, const graph::Op& op, int input, int weight,
+                 std::map<graph::ValueId, Binding>& bindings) {
+    const Weight& table = chain_.weights[static_cast<std::size_t>(weight)];
+    const graph::Shape& shape = graph.type(op.results[0]).shape;
+    if (table.shape.size() != 2 || shape.size() < 2 || table.shape[0] != shape[shape.size() - 2] ||
+        table.shape[1] != shape.back() || table.per_iteration)
+      throw_failure(op_where(op), "the compiler adds a parameter as a bias [C] or as rows [S, C] of every segment "
+                    "[..., S, C] outside a repeat only");
+    if (table.storage != chain_.activations[static_cast<std::size_t>(input)].storage)
+      throw_failure(op_where(op), "the compiler needs a table added in its activation's type");
+    set_segment_rows(op, table.shape[0]);
+    Step step{StepKind::Map, op.name};
+    step.input = input;
+    step.table = weight;
+    step.result = graph.type(op.results[0]).storage;
+    step.output = new_activation(graph, op.results[0]);
+    bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
+    chain_.steps.push_back(std::move(step));
+  }
+
+  void set_segment_rows(const graph::Op& op, std::int64_t segment) {
+    if (chain_.segment_rows != 0 && chain_.segment_rows != segment)
+      throw_failure(op_where(op), "segments of {} rows where an earlier op has {}; the compiler needs one", segment,
+                    chain_.segment_rows);
+    chain_.segment_rows = segment;
+  }
+
   // Self-attention over segments of S rows: q, k and v share their leading
   // axes (no broadcasting), so row r of each belongs to the same segment.
   void add_attention(const graph::Graph& graph, const graph::Op& op, std::map<graph::ValueId, Binding>& bindings) {
@@ -262,11 +362,7 @@ class ChainBuilder {
       if (type != ElementType::F16 && type != ElementType::F32)
         throw_failure(op_where(op), "the compiler supports attention on f16 and f32 values only, not {}",
                       element_type_name(type));
-    const std::int64_t segment = q.shape[q.shape.size() - 2];
-    if (chain_.segment_rows != 0 && chain_.segment_rows != segment)
-      throw_failure(op_where(op), "attention over {} rows where an earlier attention has {}; the compiler needs one",
-                    segment, chain_.segment_rows);
-    chain_.segment_rows = segment;
+    set_segment_rows(op, q.shape[q.shape.size() - 2]);
     step.attention_heads = op.attention_heads;
     step.attention_scale = op.attention_scale != 0.0f
                                ? op.attention_scale
@@ -312,6 +408,7 @@ class ChainBuilder {
     for (int i = 0; i < signature.invariant; ++i) {
       int index = signature.carried + signature.sequence + i;
       auto it = bindings.find(op.operands[index]);
+      if (it->second.kind == Binding::Kind::HostInput) activation_of(op, bindings, op.operands[index], "invariant");
       body_bindings[body.arguments[index]] = it->second;
     }
     region.first_step = static_cast<int>(chain_.steps.size());
@@ -332,6 +429,7 @@ class ChainBuilder {
   }
 
   Chain& chain_;
+  std::vector<const graph::Graph*> graphs_;  // the graph whose ops are being added, innermost last
   std::map<graph::ValueId, Binding> bindings_of_last_graph_;
   int fusion_barrier_ = 0;  // steps before this index take no more epilogue
 };
@@ -355,13 +453,7 @@ Chain build_chain(const graph::Graph& graph) {
   Chain chain;
   ChainBuilder builder(chain);
   builder.add_graph(graph, {}, false);
-  const auto& bindings = builder.last_bindings();
-  for (const auto& [name, value] : graph.outputs) {
-    auto it = bindings.find(value);
-    if (it == bindings.end() || it->second.kind != Binding::Kind::Activation)
-      throw_failure(fmt::format("output '{}'", name), "outputs must be computed from the host inputs");
-    chain.outputs.emplace_back(name, it->second.index);
-  }
+  builder.add_outputs(graph);
   if (chain.inputs.empty()) throw_failure("graph", "the graph has no host input");
   return chain;
 }

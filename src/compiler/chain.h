@@ -18,6 +18,7 @@
 #include "graph/graph.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ struct Step {
   // transposed), accumulated in FP32 and rounded to `result`.
   int weight = -1;
   bool transpose_weight = false;
+  // Map: a parameter of one segment's rows x the columns added to every
+  // segment (a position embedding), or -1.
+  int table = -1;
   // LayerNorm: gamma and beta weights.
   int gamma = -1;
   int beta = -1;
@@ -106,6 +110,13 @@ struct Chain {
   std::optional<RepeatRegion> repeat;
   // Host inputs and graph outputs: (binding name, activation index).
   std::vector<std::pair<std::string, int>> inputs;
+  // A host input the chain reads as patches (a patchify op's result):
+  // binding name -> the side of a patch and the input's [..., H, W, C].
+  struct Patches {
+    std::int64_t patch = 0;
+    std::vector<std::int64_t> image_shape;
+  };
+  std::map<std::string, Patches> patched_inputs;
   std::vector<std::pair<std::string, int>> outputs;
 
   std::int64_t macs() const;  // of the GEMM steps, over every iteration

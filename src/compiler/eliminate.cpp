@@ -41,7 +41,8 @@ bool is_identity(const Lir& lir, const MidOp& op) {
   const MidValue& output = lir.mid->values[static_cast<std::size_t>(op.output)];
   const MidValue& input = lir.mid->values[static_cast<std::size_t>(op.inputs[0])];
   if (input.storage != output.storage) return false;
-  if (op.kind == MidOpKind::Map) return op.inputs.size() == 1;
+  if (op.kind == MidOpKind::Map)
+    return op.inputs.size() == 1 && lir.chain->steps[static_cast<std::size_t>(op.step)].table < 0;
   return op.kind == MidOpKind::Reduce && op.grid.k_parts == 1;
 }
 

@@ -484,10 +484,20 @@ class LirBuilder {
     }
   }
 
+  // Elementwise: each tile's piece of the output from its pieces of the
+  // inputs (and of a table, a parameter stored as the output's piece).
   void add_map(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const MidValue& output = value(op.output);
     Place bias = bias_buffer(op.epilogue, output.layout);
+    const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
+    Place table;
+    if (step.table >= 0) {
+      const Weight& weight = chain_.weights[static_cast<std::size_t>(step.table)];
+      table = weight_place(weight.parameter, BufferKind::Weight,
+                           static_cast<std::uint32_t>(output.layout.widest()) * column_bytes(output), false);
+      lir_.tables[index] = table;
+    }
     for (int block = 0; block < output.layout.blocks(); ++block)
       for (int tile : output.layout.block_tiles(block)) {
         Task task;
@@ -496,6 +506,7 @@ class LirBuilder {
         task.superstep = phase_of(index);
         task.tile = tile;
         for (int input : op.inputs) task.inputs.push_back(lir_.value_places[static_cast<std::size_t>(input)]);
+        if (table.buffer >= 0) task.inputs.push_back(table);
         task.output = lir_.value_places[static_cast<std::size_t>(op.output)];
         task.bias = bias;
         task.columns = output.layout.block_cols(block).size();

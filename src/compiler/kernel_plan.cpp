@@ -75,7 +75,7 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
     variant.sum = variant.input;
     return variant;
   }
-  variant.sum = op.kind == MidOpKind::Map && op.inputs.size() == 1 ? variant.input : step.result;
+  variant.sum = op.kind == MidOpKind::Map && variant.inputs == 1 ? variant.input : step.result;
   // FP16 partial sums of a reduction are added in FP32 and rounded once.
   if (op.kind == MidOpKind::Reduce && variant.input.element == ElementType::F16 && variant.inputs > 1) {
     variant.sum = StorageType{ElementType::F32, 0};

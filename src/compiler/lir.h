@@ -216,6 +216,7 @@ struct Lir {
   std::map<int, Place> op_weights;  // GEMM MidOp -> where its weight panels are
   std::map<int, Place> bias_places;  // chain weight (a bias) -> where it is
   std::map<int, Place> row_weights;  // LayerNorm MidOp -> its gamma/beta pairs
+  std::map<int, Place> tables;       // Map MidOp -> its table, stored as its output's piece
   std::uint32_t chunk_record_bytes = 0;
   int phases = 0;  // supersteps per chunk
   // The repeat region as a range of phases (inclusive), or -1.

@@ -254,8 +254,9 @@ void add_elementwise(const SearchContext& context, int step_index, int layout, L
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   std::int64_t elements = context.layouts.piece_elements(layout);
   const StorageType in = chain.activations[step.input].storage;
-  int inputs = step.second_input >= 0 ? 2 : 1;
+  int inputs = step.second_input >= 0 || step.table >= 0 ? 2 : 1;
   if (step.epilogue.empty() && inputs == 1) return;  // an identity copy: aliased later
+  if (step.table >= 0) label.weight_bytes += elements * storage_bytes(in);
   label.cycles += repeat * map_tile_cycles(elements, inputs, in.element, step.epilogue, step.final_storage().element);
   label.activation_peak = std::max(label.activation_peak,
                                    elements * (inputs * storage_bytes(in) + storage_bytes(step.final_storage())));

@@ -46,6 +46,7 @@ class Binder {
     for (const Task& task : lir_.tasks)
       if (task.kind == TaskKind::Combine && task.bias.buffer >= 0) add_bias(result, task);
     for (const auto& [op, place] : lir_.row_weights) add_layernorm_weights(result, op, place);
+    for (const auto& [op, place] : lir_.tables) add_table(result, op, place);
     for (const auto& [name, activation] : chain.outputs)
       result.push_back(activation_binding(name, package::BindingRole::Output, type_of_output(in_.graph, name),
                                           last_value_of(activation)));
@@ -93,6 +94,15 @@ class Binder {
                         "input '{}' bound to {} replicas of columns {}..{}", name, tiles.size(), columns.begin,
                         columns.end);
             const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, tiles.front()));
+            const auto patched = lir_.chain->patched_inputs.find(name);
+            if (patched != lir_.chain->patched_inputs.end()) {
+              for (const GroupPlan::RowRun& run : groups_.graph_runs(rows))
+                add_patch_pieces(binding, patched->second, run, columns, tile,
+                                 address_of(lir_, place, chunk) +
+                                     static_cast<std::uint32_t>(run.device_row - rows.begin) * element,
+                                 column_stride);
+              continue;
+            }
             for (const GroupPlan::RowRun& run : groups_.graph_runs(rows))
               for (std::int64_t row = run.graph_row; row < run.graph_row + run.count;) {
                 // Rows up to the end of the current run of the second-to-last axis.
@@ -124,6 +134,80 @@ class Binder {
           }
       }
     return binding;
+  }
+
+  // A host input read as patches: patch row r's columns `columns`, whose
+  // first element is at `address` (columns `column_stride` elements
+  // apart), hold pixels of the image: column (i p + j) C + c of patch
+  // (py, px) is pixel (py p + i, px p + j, c). Each run of one pixel row
+  // i, from a pixel's first channel or not, is a block of the image.
+  static void add_patch_pieces(package::Binding& binding, const Chain::Patches& patches, const GroupPlan::RowRun& run,
+                               Range columns, std::uint32_t tile, std::uint32_t address, std::int64_t column_stride) {
+    const std::vector<std::int64_t>& image = patches.image_shape;
+    const std::size_t rank = image.size();
+    const std::int64_t p = patches.patch, channels = image[rank - 1];
+    const std::int64_t across = image[rank - 2] / p, patches_per_image = image[rank - 3] / p * across;
+    const std::uint32_t element = element_bytes(binding.type.storage.element);
+    for (std::int64_t row = run.graph_row; row < run.graph_row + run.count; ++row) {
+      const std::int64_t item = row / patches_per_image, patch = row % patches_per_image;
+      const std::int64_t py = patch / across, px = patch % across;
+      for (std::int64_t column = columns.begin; column < columns.end;) {
+        const std::int64_t i = column / (p * channels), j = column / channels % p, c = column % channels;
+        // Whole pixels up to the end of the pixel row (or of the columns),
+        // or what is left of a first pixel.
+        const std::int64_t row_end = std::min(columns.end, (i + 1) * p * channels);
+        const std::int64_t whole = c == 0 ? (row_end - column) / channels : 0;
+        const std::int64_t pixels = std::max<std::int64_t>(whole, 1);
+        const std::int64_t count = whole > 0 ? channels : std::min(channels - c, row_end - column);
+        Piece piece;
+        piece.tile = tile;
+        piece.address = address + static_cast<std::uint32_t>((column - columns.begin) * column_stride +
+                                                             (row - run.graph_row)) * element;
+        std::int64_t outer = item;
+        for (std::size_t axis = 0; axis + 3 < rank; ++axis) {
+          std::int64_t radix = 1;
+          for (std::size_t later = axis + 1; later + 3 < rank; ++later) radix *= image[later];
+          piece.start.push_back(outer / radix % image[axis]);
+          piece.size.push_back(1);
+          piece.strides.push_back(1);
+        }
+        piece.start.insert(piece.start.end(), {py * p + i, px * p + j, c});
+        piece.size.insert(piece.size.end(), {1, pixels, count});
+        piece.strides.insert(piece.strides.end(), {1, channels * column_stride, column_stride});
+        binding.pieces.push_back(std::move(piece));
+        column += pixels * count;
+      }
+    }
+  }
+
+  // A table added to every segment: on each tile of the output's layout,
+  // the rows of its block as rows of one segment (the same for every
+  // group and chunk: chunks hold whole segments).
+  void add_table(std::vector<package::Binding>& bindings, int op_index, const Place& place) {
+    const MidOp& op = lir_.mid->ops[static_cast<std::size_t>(op_index)];
+    const Step& step = lir_.chain->steps[static_cast<std::size_t>(op.step)];
+    const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(step.table)];
+    package::Binding& binding = binding_for(bindings, weight.parameter);
+    const MidValue& output = lir_.mid->values[static_cast<std::size_t>(op.output)];
+    const Layout& layout = output.layout;
+    const std::uint32_t element = element_bytes(weight.storage.element);
+    const std::int64_t column_stride = layout.piece_panels * kPanelRows;
+    for (int group = 0; group < groups_.groups; ++group)
+      for (int block = 0; block < layout.blocks(); ++block) {
+        const Range columns = layout.block_cols(block);
+        const Range rows = layout.block_rows(block);
+        if (columns.size() == 0) continue;
+        for (int tile : layout.block_tiles(block))
+          for (const GroupPlan::RowRun& run : groups_.graph_runs(rows)) {
+            Piece piece;
+            piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, tile));
+            piece.address = address_of(lir_, place) + static_cast<std::uint32_t>(run.device_row - rows.begin) * element;
+            piece.start = {run.graph_row % groups_.segment_rows, columns.begin};
+            piece.size = {run.count, columns.size()};
+            piece.strides = {1, column_stride};
+            binding.pieces.push_back(std::move(piece));
+          }
+      }
   }
 
   package::Binding& binding_for(std::vector<package::Binding>& bindings, const std::string& name) {

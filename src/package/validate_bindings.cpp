@@ -237,12 +237,15 @@ void check_memory_claims(const Package& package, const MachineModel& model) {
 }  // namespace
 
 void validate_bindings(const Package& package, const MachineModel& model) {
-  std::set<std::string_view> names;
+  // Inputs and parameters are written by name, outputs read: a name is
+  // used once in each.
+  std::set<std::pair<bool, std::string_view>> names;
   for (std::size_t b = 0; b < package.bindings.size(); ++b) {
     const Binding& binding = package.bindings[b];
     if (binding.name.empty()) throw_bad_input(fmt::format("binding {}", b), "has no name");
     std::string where = fmt::format("binding '{}'", binding.name);
-    if (!names.insert(binding.name).second) throw_bad_input(where, "name is used twice");
+    if (!names.insert({binding.role == BindingRole::Output, binding.name}).second)
+      throw_bad_input(where, "name is used twice");
     check_type(where, binding, model);
     for (std::size_t p = 0; p < binding.pieces.size(); ++p) check_piece(where, binding, p, model);
     check_coverage(where, binding);

@@ -93,14 +93,16 @@ void DeviceState::check_binding(const package::Binding& binding) const {
   }
 }
 
-const package::Binding& DeviceState::binding(const std::string& name) const {
+const package::Binding& DeviceState::binding(const std::string& name, bool output) const {
+  const package::Binding* found = nullptr;
   for (const package::Binding& binding : bindings_)
-    if (binding.name == name) return binding;
-  throw_bad_input("device", "the package has no binding named '{}'", name);
+    if (binding.name == name && (!found || (binding.role == package::BindingRole::Output) == output)) found = &binding;
+  if (found && (output || found->role != package::BindingRole::Output)) return *found;
+  throw_bad_input("device", "the package has no {} named '{}'", output ? "binding" : "input or parameter", name);
 }
 
 void DeviceState::write(const std::string& name, const graph::Tensor& data) {
-  const package::Binding& target = binding(name);
+  const package::Binding& target = binding(name, false);
   if (data.type != target.type)
     throw_bad_input(fmt::format("binding '{}'", name), "is {}, but the tensor given is {}",
                     type_description(target.type), type_description(data.type));
@@ -119,7 +121,7 @@ void DeviceState::write(const std::string& name, const graph::Tensor& data) {
 }
 
 graph::Tensor DeviceState::read(const std::string& name) const {
-  const package::Binding& source = binding(name);
+  const package::Binding& source = binding(name, true);
   graph::Tensor tensor = graph::Tensor::zeros(source.type);
   const std::uint32_t element = element_bytes(source.type.storage.element);
   for (const package::Piece& piece : source.pieces) {

@@ -68,9 +68,11 @@ DeviceState::DeviceState(const package::Package& package, const MachineModel& ma
 
   for (std::size_t i = 0; i < bindings_.size(); ++i) {
     check_binding(bindings_[i]);
+    const bool output = bindings_[i].role == package::BindingRole::Output;
     for (std::size_t j = 0; j < i; ++j)
-      if (bindings_[j].name == bindings_[i].name)
-        throw_bad_input("package", "two bindings are named '{}'", bindings_[i].name);
+      if (bindings_[j].name == bindings_[i].name && (bindings_[j].role == package::BindingRole::Output) == output)
+        throw_bad_input("package", "two {} are named '{}'", output ? "outputs" : "inputs or parameters",
+                        bindings_[i].name);
   }
 }
 

@@ -33,7 +33,9 @@ class DeviceState {
   void load_tile(std::uint32_t index, const package::TileImage& image,
                  std::unordered_map<const void*, std::shared_ptr<DecodedCode>>& decoded);
   void check_binding(const package::Binding& binding) const;
-  const package::Binding& binding(const std::string& name) const;
+  // The input or parameter of that name; with `output`, the output of that
+  // name, or else any binding of it (reading back an input or parameter).
+  const package::Binding& binding(const std::string& name, bool output) const;
   std::uint32_t intern_label(const std::string& label);
   // Phases of a run.
   void run_tiles(const std::vector<std::uint32_t>& indices);

@@ -591,3 +591,70 @@ TEST(EndToEnd, SplitSumsAreBitIdenticalToTheReferenceOfTheSplitGraph) {
 
 }  // namespace
 }  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+// A patch embedding: the loader writes the image's pixels where the patch
+// rows and columns go (the K parts of the GEMM cut pixel rows and pixels),
+// then the GEMM, its bias, and a position table added to every segment.
+TEST(EndToEnd, PatchesOfAHostInputAndAPositionTable) {
+  for (ElementType type : {ElementType::F32, ElementType::F16}) {
+    const StorageType storage{type, 0};
+    graph::GraphBuilder b;
+    graph::ValueId image = b.input("image", {{2, 12, 10, 3}, storage});  // 6 x 5 patches of 2 x 2
+    graph::ValueId w = b.parameter("W", {{12, 40}, storage});
+    graph::ValueId bias = b.parameter("bias", {{40}, storage});
+    graph::ValueId position = b.parameter("position", {{30, 40}, storage});
+    graph::ValueId x = b.gemm("embed", b.patchify("patches", image, 2), w, storage);
+    x = b.add("position_add", b.add("biased", x, bias), position);
+    b.output("tokens", b.reshape("flat", x, {60, 40}));
+    const graph::Graph graph = b.finish();
+    for (std::uint32_t tiles : {1u, 16u}) {
+      CompileOptions options = on_tiles(tiles);
+      options.groups = 1;
+      Outcome outcome = compile_and_run(graph, options);
+      EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
+      EXPECT_LT(outcome.max_error, type == ElementType::F32 ? 1e-5 : 4e-3) << outcome.compiled.plan;
+      EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
+    }
+  }
+}
+
+// An output that is a host input, and a graph of no ops: copies.
+TEST(EndToEnd, OutputsThatAreHostInputsAreCopies) {
+  const StorageType f16{ElementType::F16, 0};
+  {
+    graph::GraphBuilder b;
+    graph::ValueId x = b.input("x", {{24, 32}, f16});
+    graph::ValueId w = b.parameter("W", {{32, 16}, f16});
+    b.output("y", b.gemm("gemm", x, w, f16));
+    b.output("x_copy", x);
+    expect_matches(b.finish(), on_tiles(16));
+  }
+  {
+    graph::GraphBuilder b;
+    b.output("x", b.input("x", {{2, 24, 32}, f16}));
+    Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+    EXPECT_EQ(outcome.max_error, 0.0) << outcome.compiled.plan;
+  }
+}
+
+TEST(Compile, PatchesAndTablesItCannotPlanAreRejectedByName) {
+  const StorageType f16{ElementType::F16, 0};
+  graph::GraphBuilder b;
+  graph::ValueId image = b.input("image", {{4, 4, 3}, f16});
+  graph::ValueId w = b.parameter("W", {{12, 16}, f16});
+  graph::ValueId patches = b.patchify("patches", image, 2);
+  b.output("y", b.gemm("gemm", patches, w, f16));
+  b.output("raw", b.reshape("raw_rows", image, {16, 3}));
+  try {
+    compile(b.finish(), on_tiles(16));
+    FAIL() << "compiled patches of an image read twice";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("op 'patches'"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace tilec::compiler

@@ -102,8 +102,12 @@ TEST(Validate, ExchangeGroups) {
 
 TEST(Validate, BindingFields) {
   EXPECT_EQ(error_after([](Package& p) { p.bindings[1].name.clear(); }), "binding 1: has no name");
-  EXPECT_EQ(error_after([](Package& p) { p.bindings[2].name = p.bindings[0].name; }),
+  // Inputs and parameters share one set of names, outputs another.
+  EXPECT_EQ(error_after([](Package& p) { p.bindings[1].name = p.bindings[0].name; }),
             "binding 'x': name is used twice");
+  Package output_named_as_input = sample_package();
+  output_named_as_input.bindings[2].name = output_named_as_input.bindings[0].name;
+  EXPECT_NO_THROW(validate(output_named_as_input));
   EXPECT_EQ(error_after([](Package& p) { binding(p, "w").role = static_cast<BindingRole>(3); }),
             "binding 'w': unknown role 3");
   EXPECT_EQ(error_after([](Package& p) {

@@ -80,7 +80,7 @@ TEST(DeviceBindings, UnknownNamesAndTypeMismatchesAreBadInput) {
     FAIL();
   } catch (const Error& error) {
     EXPECT_EQ(error.kind(), ErrorKind::BadInput);
-    EXPECT_STREQ(error.what(), "device: the package has no binding named 'nope'");
+    EXPECT_STREQ(error.what(), "device: the package has no input or parameter named 'nope'");
   }
   try {
     device.write("w", graph::Tensor::zeros({{4, 8}, {ElementType::F143, -3}}));
@@ -121,7 +121,7 @@ TEST(DeviceLoading, RefusesPackagesThatDoNotFitTheMachine) {
   EXPECT_EQ(load_error(bad_piece, 1), "package: binding 'x': piece on tile 4, outside 0..0");
   bad_piece.bindings = {dense_binding("x", package::BindingRole::Input, f32_type({16}), 0, kStandardData),
                         dense_binding("x", package::BindingRole::Input, f32_type({16}), 0, kStandardData)};
-  EXPECT_EQ(load_error(bad_piece, 1), "package: two bindings are named 'x'");
+  EXPECT_EQ(load_error(bad_piece, 1), "package: two inputs or parameters are named 'x'");
 }
 
 TEST(DeviceProfile, RecordsKernelsExchangeSyncsAndHalts) {
