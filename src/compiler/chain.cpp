@@ -179,6 +179,9 @@ class ChainBuilder {
         const int activation = new_activation(graph, op.results[0]);
         chain_.inputs.emplace_back(producer->name, activation);
         chain_.patched_inputs[producer->name] = Chain::Patches{op.patch, image.shape};
+        // Each image's patches are a segment: chunks hold whole images.
+        const graph::Shape& patches = graph.type(op.results[0]).shape;
+        set_segment_rows(op, patches[patches.size() - 2]);
         it->second = {Binding::Kind::Activation, activation};
         bindings[op.results[0]] = {Binding::Kind::Activation, activation};
         return;

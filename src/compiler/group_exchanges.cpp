@@ -138,6 +138,14 @@ class LirBuilder {
            value(op.inputs[0]).storage == value(id).storage;
   }
 
+  int first_value_of_input(const std::string& name) const {
+    for (const auto& [input, activation] : chain_.inputs)
+      if (input == name)
+        for (std::size_t id = 0; id < program_.values.size(); ++id)
+          if (program_.values[id].activation == activation) return static_cast<int>(id);
+    TILEC_CHECK(false, "input '{}' has no value", name);
+  }
+
   bool is_host_input(int id) const {
     if (producer_[static_cast<std::size_t>(id)] >= 0) return false;
     for (const auto& [name, activation] : chain_.inputs)
@@ -165,6 +173,16 @@ class LirBuilder {
       in_record.emplace_back(v, record);
       record += round_up(largest_piece(v), 16);
     }
+    // The pixels patches leave out are loaded too, spread over the group.
+    std::vector<std::pair<std::string, std::uint32_t>> unread;  // input, offset
+    for (const auto& [name, patches] : chain_.patched_inputs) {
+      const std::int64_t pieces = unread_pixel_pieces(patches) * groups().chunk_panels / row_unit_panels(chain_);
+      if (pieces == 0) continue;
+      const StorageType storage = value(first_value_of_input(name)).storage;
+      unread.emplace_back(name, record);
+      record += round_up(static_cast<std::uint32_t>((pieces + groups().group_size - 1) / groups().group_size *
+                                                    kUnreadPieceElements) * element_bytes(storage.element), 16);
+    }
     lir_.chunk_record_bytes = std::max<std::uint32_t>(record, 16);
     int chunk_buffer = -1;
     if (!in_record.empty()) {
@@ -175,6 +193,8 @@ class LirBuilder {
     }
     for (const auto& [v, offset] : in_record)
       lir_.value_places[static_cast<std::size_t>(v)] = Place{chunk_buffer, offset, lir_.chunk_record_bytes, 0};
+    for (const auto& [name, offset] : unread)
+      lir_.unread_pixels[name] = Place{chunk_buffer, offset, lir_.chunk_record_bytes, 0};
 
     for (std::size_t id = 0; id < program_.values.size(); ++id) {
       if (lir_.value_places[id].buffer >= 0) continue;
@@ -879,6 +899,24 @@ class LirBuilder {
 };
 
 }  // namespace
+
+std::vector<UnreadRun> unread_pixel_runs(const Chain::Patches& patches) {
+  const std::size_t rank = patches.image_shape.size();
+  const std::int64_t height = patches.image_shape[rank - 3], width = patches.image_shape[rank - 2];
+  const std::int64_t channels = patches.image_shape[rank - 1];
+  const std::int64_t read_height = height / patches.patch * patches.patch;
+  const std::int64_t read_width = width / patches.patch * patches.patch;
+  const std::int64_t most = std::max<std::int64_t>(1, kUnreadPieceElements / channels);
+  std::vector<UnreadRun> runs;
+  for (std::int64_t y = 0; y < height; ++y)
+    for (std::int64_t x = y < read_height ? read_width : 0; x < width; x += most)
+      runs.push_back(UnreadRun{y, x, std::min(most, width - x)});
+  return runs;
+}
+
+std::int64_t unread_pixel_pieces(const Chain::Patches& patches) {
+  return static_cast<std::int64_t>(unread_pixel_runs(patches).size());
+}
 
 std::uint32_t column_bytes(const MidValue& value) {
   return static_cast<std::uint32_t>(value.layout.piece_panels * kPanelRows) * element_bytes(value.storage.element);

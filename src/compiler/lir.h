@@ -192,6 +192,18 @@ struct Task {
   std::vector<std::vector<ArgumentWord>> worker_arguments;
 };
 
+// Pixels of an image that no patch reads (its last rows and columns when
+// the patch does not divide it) are loaded all the same, in pieces of at
+// most this many elements (whole pixels of one pixel row) spread over the
+// group's tiles: the pieces of one image, in the order unread_pixel_runs
+// gives them.
+constexpr std::int64_t kUnreadPieceElements = 64;
+struct UnreadRun {
+  std::int64_t y = 0, x = 0, pixels = 0;
+};
+std::vector<UnreadRun> unread_pixel_runs(const Chain::Patches& patches);
+std::int64_t unread_pixel_pieces(const Chain::Patches& patches);
+
 // A Constant buffer's bytes: one list for every tile, or one per group tile.
 struct ConstantData {
   int buffer = -1;
@@ -217,6 +229,10 @@ struct Lir {
   std::map<int, Place> bias_places;  // chain weight (a bias) -> where it is
   std::map<int, Place> row_weights;  // LayerNorm MidOp -> its gamma/beta pairs
   std::map<int, Place> tables;       // Map MidOp -> its table, stored as its output's piece
+  // Per host input read as patches: where each group tile keeps the pixels
+  // the patches leave out (unread_pixel_pieces), a slot of
+  // kUnreadPieceElements elements per piece.
+  std::map<std::string, Place> unread_pixels;
   std::uint32_t chunk_record_bytes = 0;
   int phases = 0;  // supersteps per chunk
   // The repeat region as a range of phases (inclusive), or -1.

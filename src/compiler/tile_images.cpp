@@ -39,9 +39,13 @@ class Binder {
   std::vector<package::Binding> bindings() {
     std::vector<package::Binding> result;
     const Chain& chain = *lir_.chain;
-    for (const auto& [name, activation] : chain.inputs)
+    for (const auto& [name, activation] : chain.inputs) {
       result.push_back(activation_binding(name, package::BindingRole::Input, type_of_op(in_.graph, name),
                                           first_value_of(activation)));
+      const auto unread = lir_.unread_pixels.find(name);
+      if (unread != lir_.unread_pixels.end())
+        add_unread_pixels(result.back(), lir_.chain->patched_inputs.at(name), unread->second);
+    }
     for (const auto& [gemm, place] : lir_.op_weights) add_weight(result, gemm, place);
     for (const Task& task : lir_.tasks)
       if (task.kind == TaskKind::Combine && task.bias.buffer >= 0) add_bias(result, task);
@@ -178,6 +182,46 @@ class Binder {
         column += pixels * count;
       }
     }
+  }
+
+  // The pixels no patch reads, per group and chunk: each image of the
+  // chunk's pieces (unread_pixel_runs), piece k of the chunk on group tile
+  // k mod group size, in its slot k / group size.
+  void add_unread_pixels(package::Binding& binding, const Chain::Patches& patches, const Place& place) {
+    const std::vector<UnreadRun> runs = unread_pixel_runs(patches);
+    const std::vector<std::int64_t>& image = patches.image_shape;
+    const std::size_t rank = image.size();
+    const std::int64_t channels = image[rank - 1];
+    const std::uint32_t element = element_bytes(binding.type.storage.element);
+    const std::int64_t segment_rows = groups_.segment_rows;
+    for (int group = 0; group < groups_.groups; ++group)
+      for (int chunk = 0; chunk < groups_.chunks; ++chunk) {
+        const Range rows = groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)];
+        std::int64_t piece_index = 0;
+        for (const GroupPlan::RowRun& run : groups_.graph_runs(rows)) {
+          if (run.graph_row % segment_rows != 0) continue;
+          const std::int64_t item = run.graph_row / segment_rows;
+          for (const UnreadRun& pixels : runs) {
+            Piece piece;
+            piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, static_cast<int>(piece_index % groups_.group_size)));
+            piece.address = address_of(lir_, place, chunk) +
+                            static_cast<std::uint32_t>(piece_index / groups_.group_size * kUnreadPieceElements) * element;
+            std::int64_t outer = item;
+            for (std::size_t axis = 0; axis + 3 < rank; ++axis) {
+              std::int64_t radix = 1;
+              for (std::size_t later = axis + 1; later + 3 < rank; ++later) radix *= image[later];
+              piece.start.push_back(outer / radix % image[axis]);
+              piece.size.push_back(1);
+              piece.strides.push_back(1);
+            }
+            piece.start.insert(piece.start.end(), {pixels.y, pixels.x, 0});
+            piece.size.insert(piece.size.end(), {1, pixels.pixels, channels});
+            piece.strides.insert(piece.strides.end(), {1, channels, 1});
+            binding.pieces.push_back(std::move(piece));
+            ++piece_index;
+          }
+        }
+      }
   }
 
   // A table added to every segment: on each tile of the output's layout,

@@ -602,7 +602,8 @@ TEST(EndToEnd, PatchesOfAHostInputAndAPositionTable) {
   for (ElementType type : {ElementType::F32, ElementType::F16}) {
     const StorageType storage{type, 0};
     graph::GraphBuilder b;
-    graph::ValueId image = b.input("image", {{2, 12, 10, 3}, storage});  // 6 x 5 patches of 2 x 2
+    // 6 x 5 patches of 2 x 2; the last pixel row and column no patch reads.
+    graph::ValueId image = b.input("image", {{2, 13, 11, 3}, storage});
     graph::ValueId w = b.parameter("W", {{12, 40}, storage});
     graph::ValueId bias = b.parameter("bias", {{40}, storage});
     graph::ValueId position = b.parameter("position", {{30, 40}, storage});
