@@ -13,9 +13,9 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Whether the value of `activation` is later cast to FP8 on an elementwise
-// path: by a map step's epilogue, or, when it is a repeat's carried value at
-// the body's end, by the next iteration's steps.
+// Whether the value of `activation` is later cast to FP8 on a path of
+// steps other than GEMMs: by a step's epilogue, or, when it is a repeat's
+// carried value at the body's end, by the next iteration's steps.
 bool quantised_to_fp8_later(const Chain& chain, int activation, std::vector<bool>& seen) {
   if (seen[static_cast<std::size_t>(activation)]) return false;
   seen[static_cast<std::size_t>(activation)] = true;
@@ -23,9 +23,13 @@ bool quantised_to_fp8_later(const Chain& chain, int activation, std::vector<bool
   if (chain.repeat)
     for (const auto& [start, end] : chain.repeat->carried)
       if (end == activation && quantised_to_fp8_later(chain, start, seen)) return true;
+  // Through elementwise steps, and through layernorm, softmax and
+  // attention (which keep a last-bit difference last-bit): a GEMM's sum
+  // spreads it less than an FP8 rounding.
   for (const Step& consumer : chain.steps) {
-    if (consumer.kind != StepKind::Map) continue;
-    if (consumer.input != activation && consumer.second_input != activation) continue;
+    if (consumer.kind == StepKind::Gemm) continue;
+    if (consumer.input != activation && consumer.second_input != activation && consumer.third_input != activation)
+      continue;
     if (is_fp8(consumer.result.element)) return true;
     for (const EpilogueOp& op : consumer.epilogue)
       if (is_fp8(op.result.element)) return true;
