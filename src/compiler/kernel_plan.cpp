@@ -421,6 +421,9 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
 }  // namespace
 
 void plan_kernels(Lir& lir, KernelLibrary& library) {
+  lir.tasks_of_tile.assign(static_cast<std::size_t>(lir.mid->groups.group_size), {});
+  for (std::size_t index = 0; index < lir.tasks.size(); ++index)
+    lir.tasks_of_tile[static_cast<std::size_t>(lir.tasks[index].tile)].push_back(static_cast<int>(index));
   for (Task& task : lir.tasks) {
     task.worker_arguments.clear();
     switch (task.kind) {

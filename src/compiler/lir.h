@@ -221,6 +221,8 @@ struct Lir {
   std::vector<ConstantData> constants;
   std::vector<Transfer> transfers;
   std::vector<Task> tasks;
+  // Filled by plan_kernels: each group tile's tasks, in order.
+  std::vector<std::vector<int>> tasks_of_tile;
   // Per MidValue: where each group tile holds its piece.
   std::vector<Place> value_places;
   std::uint32_t iteration_record_bytes = 0;

@@ -139,6 +139,11 @@ struct CandidateLayouts {
   std::vector<int> stored_once;  // the input bound from the host, per spread (kInputSpreads)
 };
 
+// The layouts (ids) an attention candidate reads and writes.
+struct AttentionLayoutIds {
+  int q = -1, k = -1, v = -1, output = -1;
+};
+
 struct SearchContext {
   LayoutTable& layouts;
   std::map<int, std::vector<CandidateLayouts>>& candidate_layouts;
@@ -149,6 +154,7 @@ struct SearchContext {
   // Likewise per attention step.
   const std::map<int, std::vector<AttentionCandidate>>& attention_candidates;
   std::map<int, std::vector<int>>& attention_kept;
+  std::map<int, std::map<int, AttentionLayoutIds>>& attention_layouts;  // of the kept
   const Chain& chain;
   const GemmCandidates& candidates;
   const CompileOptions& options;
@@ -312,38 +318,42 @@ AttentionShape attention_shape(const SearchContext& context, const Step& step, c
 }
 
 // Attention on (segment, head group, query block, key block) tiles
-// (attention_candidates.h): q, k and v rearranged to them, each tile's
-// share of GEMMs and softmax, and with several key blocks the exchange of
-// partials and their merge.
+// (attention_candidates.h): q, k and v rearranged to them (ids.q, ids.k,
+// ids.v; none when `from` is kAlreadyThere), each tile's share of GEMMs and
+// softmax, and with several key blocks the exchange of partials and their
+// merge.
 void add_attention(const SearchContext& context, int step_index, int from, const AttentionCandidate& candidate,
-                   Label& label) {
+                   const AttentionLayoutIds& ids, Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const AttentionShape shape = attention_shape(context, step, candidate);
-  const Layout wanted[] = {shape.q_layout(), shape.k_layout(), shape.v_layout()};
   const int operands[] = {step.input, step.second_input, step.third_input};
+  const int wanted[] = {ids.q, ids.k, ids.v};
+  const std::int64_t pieces[] = {shape.query_block_panels() * shape.heads_per_tile() * shape.qk_head_columns(),
+                                 shape.key_block_panels() * shape.heads_per_tile() * shape.qk_head_columns(),
+                                 shape.key_block_panels() * shape.heads_per_tile() * shape.v_head_columns()};
   std::int64_t held = 0;
   for (int i = 0; i < 3; ++i) {
     const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
-    const int id = context.layouts.id(wanted[i]);
     if (from == kHostInput) {
       // Bound from the host stored once in the layout read.
-      const int stored = context.layouts.id(stored_once(wanted[i], label.input_spread));
+      const int stored = context.layouts.id(stored_once(context.layouts.at(wanted[i]), label.input_spread));
       label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
-      add_rearrange(context, stored, id, storage_bytes(a.storage), repeat, label);
+      add_rearrange(context, stored, wanted[i], storage_bytes(a.storage), repeat, label);
     } else if (from != kAlreadyThere) {
-      add_rearrange(context, from, id, storage_bytes(a.storage), repeat, label);
+      add_rearrange(context, from, wanted[i], storage_bytes(a.storage), repeat, label);
     }
-    held += context.layouts.piece_elements(id) * storage_bytes(a.storage);
+    held += pieces[i] * kPanelRows * storage_bytes(a.storage);
   }
   const ElementType input = chain.activations[static_cast<std::size_t>(step.input)].storage.element;
   const AttentionKernels kernels = attention_kernels(shape, input, step.result.element);
   const AttentionScratch scratch = attention_scratch(shape, kernels);
   label.cycles += repeat * (attention_tile_cycles(shape, kernels) + attention_merge_cycles(shape, kernels));
-  const Layout output = shape.output_layout();
+  const std::int64_t output_columns =
+      candidate.key_parts > 1 ? shape.merge_share_columns() : shape.heads_per_tile() * shape.v_head_columns();
   const std::int64_t output_bytes =
-      round_up(output.widest(), kPanelRows) * output.piece_panels * kPanelRows * storage_bytes(step.result);
+      round_up(output_columns, kPanelRows) * shape.query_block_panels() * kPanelRows * storage_bytes(step.result);
   if (candidate.key_parts > 1) {
     // Each tile sends its partial's shares (and its statistics, one
     // multicast) and receives a slot from every key part.
@@ -434,20 +444,22 @@ constexpr std::size_t kAttentionCandidates = 6;
 std::vector<int> keep_attention_candidates(const SearchContext& context, int step_index) {
   const std::vector<AttentionCandidate>& all = context.attention_candidates.at(step_index);
   const Step& step = context.chain.steps[static_cast<std::size_t>(step_index)];
+  const std::uint32_t bytes = storage_bytes(context.chain.activations[static_cast<std::size_t>(step.input)].storage);
   std::vector<std::pair<double, int>> by_cycles;
   std::vector<std::pair<std::int64_t, int>> by_bytes;
   for (int c = 0; c < static_cast<int>(all.size()); ++c) {
-    const AttentionShape shape = attention_shape(context, step, all[static_cast<std::size_t>(c)]);
+    const AttentionCandidate& candidate = all[static_cast<std::size_t>(c)];
+    const AttentionShape shape = attention_shape(context, step, candidate);
     if (shape.tiles() > context.group_size) continue;
-    if (all[static_cast<std::size_t>(c)].key_parts > 1 && shape.segments * all[static_cast<std::size_t>(c)].query_parts *
-                                                                   all[static_cast<std::size_t>(c)].head_parts < 2)
+    if (candidate.key_parts > 1 && shape.segments * candidate.query_parts * candidate.head_parts < 2)
       continue;  // the partials merge on another block's tiles
     Label alone;
-    add_attention(context, step_index, kAlreadyThere, all[static_cast<std::size_t>(c)], alone);
-    std::int64_t received = 0;
-    for (const Layout& layout : {shape.q_layout(), shape.k_layout(), shape.v_layout()})
-      received += layout.widest() * layout.piece_panels * kPanelRows *
-                  storage_bytes(context.chain.activations[static_cast<std::size_t>(step.input)].storage);
+    add_attention(context, step_index, kAlreadyThere, candidate, AttentionLayoutIds{}, alone);
+    // Receiving its q, k and v blocks whole.
+    const std::int64_t received =
+        (shape.query_block_panels() * shape.qk_head_columns() +
+         shape.key_block_panels() * (shape.qk_head_columns() + shape.v_head_columns())) *
+        shape.heads_per_tile() * kPanelRows * bytes;
     alone.cycles += exchange_cycles(received, 0, 3, context.options.machine);
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.activation_peak, c);
@@ -545,19 +557,19 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             const std::vector<AttentionCandidate>& options = context.attention_candidates.at(index);
             for (int c : context.attention_kept.at(index)) {
               const AttentionCandidate& candidate = options[static_cast<std::size_t>(c)];
-              const int output = layouts.id(attention_shape(context, step, candidate).output_layout());
+              const AttentionLayoutIds& ids = context.attention_layouts.at(index).at(c);
               Label grown = label;
               grown.choice[index] = c;
               if (current >= 0) {
-                add_attention(context, index, current, candidate, grown);
-                continue_with(output, entry, std::move(grown));
+                add_attention(context, index, current, candidate, ids, grown);
+                continue_with(ids.output, entry, std::move(grown));
                 continue;
               }
               for (int spread : kInputSpreads) {
                 Label bound = grown;
                 bound.input_spread = spread;
-                add_attention(context, index, kHostInput, candidate, bound);
-                continue_with(output, entry, std::move(bound));
+                add_attention(context, index, kHostInput, candidate, ids, bound);
+                continue_with(ids.output, entry, std::move(bound));
               }
             }
             continue;
@@ -677,12 +689,21 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
       bool fits = false;
       std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
       std::map<int, std::vector<int>> row_kept, attention_kept;
-      SearchContext context{layouts,        candidate_layouts, row_options, row_kept, attention_options,
-                            attention_kept, chain,             candidates,  options,  group_size,
-                            chunk_panels,   chunks,            iterations};
+      std::map<int, std::map<int, AttentionLayoutIds>> attention_layouts;
+      SearchContext context{layouts,        candidate_layouts, row_options, row_kept,   attention_options,
+                            attention_kept, attention_layouts, chain,       candidates, options,
+                            group_size,     chunk_panels,      chunks,      iterations};
       for (const auto& [step, list] : row_options) row_kept[step] = keep_row_candidates(context, step);
-      for (const auto& [step, list] : attention_options)
+      for (const auto& [step, list] : attention_options) {
         attention_kept[step] = keep_attention_candidates(context, step);
+        for (int c : attention_kept[step]) {
+          const AttentionShape shape = attention_shape(context, chain.steps[static_cast<std::size_t>(step)],
+                                                       list[static_cast<std::size_t>(c)]);
+          attention_layouts[step][c] = AttentionLayoutIds{layouts.id(shape.q_layout()), layouts.id(shape.k_layout()),
+                                                          layouts.id(shape.v_layout()),
+                                                          layouts.id(shape.output_layout())};
+        }
+      }
       for (const auto& [step, by_size] : candidates.by_step) {
         std::vector<CandidateLayouts>& list = candidate_layouts[step];
         list.resize(by_size.at(group_size).size());

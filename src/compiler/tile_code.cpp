@@ -132,12 +132,12 @@ class SupervisorEmitter {
     const auto tasks = tasks_in(phase);
     if (!exchange.empty() || !tasks.empty()) instruction(make(Opcode::Xdone, {}));
     std::int64_t entry = -1;
-    for (int index : tasks) {
+    for (const auto& [index, position] : tasks) {
       const Task& task = lir_.tasks[static_cast<std::size_t>(index)];
       const isa::LinkedSymbol* symbol = context_.library.find(task.kernel);
       TILEC_CHECK(symbol, "kernel '{}' is not in the library", task.kernel);
       set_cached(kEntry, symbol->address, entry);
-      const auto& blocks = arguments_.block_addresses.at(static_cast<std::size_t>(index));
+      const auto& blocks = arguments_.block_addresses.at(position);
       for (std::size_t worker = 0; worker < task.worker_arguments.size(); ++worker) {
         const auto& words = task.worker_arguments[worker];
         set(kBlock, blocks[worker]);
@@ -152,13 +152,13 @@ class SupervisorEmitter {
     }
   }
 
-  std::vector<int> tasks_in(int phase) const {
-    std::vector<int> result;
-    if (!in_group_) return result;
-    for (std::size_t index = 0; index < lir_.tasks.size(); ++index) {
-      const Task& task = lir_.tasks[index];
-      if (task.superstep == phase && task.tile == group_tile_) result.push_back(static_cast<int>(index));
-    }
+  // The tile's tasks of a phase: (task, its position among the tile's).
+  std::vector<std::pair<int, std::size_t>> tasks_in(int phase) const {
+    std::vector<std::pair<int, std::size_t>> result;
+    if (!in_group_ || lir_.tasks_of_tile.empty()) return result;  // a plan of transfers alone
+    const std::vector<int>& own = lir_.tasks_of_tile[static_cast<std::size_t>(group_tile_)];
+    for (std::size_t position = 0; position < own.size(); ++position)
+      if (lir_.tasks[static_cast<std::size_t>(own[position])].superstep == phase) result.emplace_back(own[position], position);
     return result;
   }
 
@@ -246,14 +246,13 @@ std::vector<TileArguments> prepare_tile_code(const TileCodeContext& context) {
   const std::uint32_t base = context.map ? context.map->arguments_address : 0;
   parallel_for(0, result.size(), [&](std::size_t tile) {
     TileArguments& arguments = result[tile];
-    arguments.block_addresses.assign(lir.tasks.size(), {});
-    if (static_cast<int>(tile) / groups.group_size >= groups.groups) return;
-    const int group_tile = static_cast<int>(tile) % groups.group_size;
-    for (std::size_t index = 0; index < lir.tasks.size(); ++index) {
-      const Task& task = lir.tasks[index];
-      if (task.tile != group_tile) continue;
+    if (static_cast<int>(tile) / groups.group_size >= groups.groups || lir.tasks_of_tile.empty()) return;
+    const std::vector<int>& own = lir.tasks_of_tile[static_cast<std::size_t>(static_cast<int>(tile) % groups.group_size)];
+    arguments.block_addresses.assign(own.size(), {});
+    for (std::size_t position = 0; position < own.size(); ++position) {
+      const Task& task = lir.tasks[static_cast<std::size_t>(own[position])];
       for (const auto& words : task.worker_arguments) {
-        arguments.block_addresses[index].push_back(base + static_cast<std::uint32_t>(arguments.bytes.size()));
+        arguments.block_addresses[position].push_back(base + static_cast<std::uint32_t>(arguments.bytes.size()));
         for (const ArgumentWord& word : words) {
           std::uint32_t value = word.is_address() ? place_address(context, word.place) : word.constant;
           std::uint8_t bytes[4];

@@ -56,7 +56,7 @@ ExchangeCode lower_exchanges(const TileCodeContext& context);
 // iteration 0; and where each task's blocks are.
 struct TileArguments {
   std::vector<std::uint8_t> bytes;
-  std::vector<std::vector<std::uint32_t>> block_addresses;  // [task][worker]
+  std::vector<std::vector<std::uint32_t>> block_addresses;  // [the tile's task (Lir::tasks_of_tile)][worker]
 };
 std::vector<TileArguments> prepare_tile_code(const TileCodeContext& context);
 
