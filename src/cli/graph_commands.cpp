@@ -109,7 +109,7 @@ void show(const CLI::App& command, const ShowFlags& flags) {
   graph::Graph graph;
   std::string title = flags.file;
   if (!flags.file.empty()) {
-    graph = graph::load_graph_file(flags.file);
+    graph = load_graph_file(flags.file, flags.workload).graph;
   } else {
     const graph::MlpOptions options = workload_options(flags.workload);
     graph = graph::build_workload(flags.workload.workload, options);
