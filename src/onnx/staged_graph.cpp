@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -68,6 +69,17 @@ StagedId StagedGraph::add_op(graph::Op op, StorageType result, const std::string
   return id;
 }
 
+void StagedGraph::replace_op(StagedId root, graph::Op op) {
+  StagedOp& old = ops_.at(static_cast<std::size_t>(value(root).producer));
+  const std::string name = old.op.name, node = old.node;
+  old.op.name += ".replaced";  // dead from here on; its name goes to the new op
+  std::replace(names_.begin(), names_.end(), name, old.op.name);
+  op.name = name;
+  const StagedId result = add_op(std::move(op), type(root).storage, node);
+  replace_uses(root, result);
+  old.dead = true;
+}
+
 const StagedOp* StagedGraph::producer(StagedId id) const {
   const int index = value(id).producer;
   if (index < 0 || ops_[static_cast<std::size_t>(index)].dead) return nullptr;
@@ -126,8 +138,19 @@ graph::Graph StagedGraph::emit(graph::TensorMap& parameters) const {
     ids[id] = builder.parameter(name, constant.type);
     parameters.insert_or_assign(name, to_graph_tensor(*constant.constant, constant.type.storage));
   }
-  for (const StagedOp& staged : ops_) {
-    if (staged.dead) continue;
+  // Pattern rewrites append ops that earlier ones read: emit operands first.
+  std::vector<const StagedOp*> order;
+  std::vector<bool> placed(ops_.size(), false);
+  std::function<void(std::size_t)> place = [&](std::size_t index) {
+    if (placed[index] || ops_[index].dead) return;
+    placed[index] = true;
+    for (StagedId operand : ops_[index].op.operands)
+      if (value(operand).producer >= 0) place(static_cast<std::size_t>(value(operand).producer));
+    order.push_back(&ops_[index]);
+  };
+  for (std::size_t i = 0; i < ops_.size(); ++i) place(i);
+  for (const StagedOp* staged_op : order) {
+    const StagedOp& staged = *staged_op;
     graph::Op op = staged.op;
     for (StagedId& operand : op.operands) operand = ids.at(operand);
     const StagedId result = staged.op.results[0];

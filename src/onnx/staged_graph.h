@@ -54,6 +54,9 @@ class StagedGraph {
   void add_output(const std::string& name, StagedId value);
   const std::vector<std::pair<std::string, StagedId>>& outputs() const { return outputs_; }
 
+  // `op` (operands set) computes `root` instead of root's op, under its
+  // name: every use of root becomes the new op's result.
+  void replace_op(StagedId root, graph::Op op);
   // Every use of `from` (operands and outputs) becomes `to`.
   void replace_uses(StagedId from, StagedId to);
   // How many live ops read the value, plus one per output naming it.
