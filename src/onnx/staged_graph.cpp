@@ -104,15 +104,21 @@ int StagedGraph::use_count(StagedId id) const {
 }
 
 void StagedGraph::remove_dead_ops() {
+  // Pattern rewrites append ops that earlier ones read, so liveness follows
+  // operands from the outputs rather than the order of the ops.
   std::vector<bool> live(values_.size(), false);
-  for (const auto& [name, id] : outputs_) live[static_cast<std::size_t>(id)] = true;
-  // Ops come after their operands, so one backward sweep finds every live op.
-  for (std::size_t i = ops_.size(); i-- > 0;) {
-    StagedOp& op = ops_[i];
-    op.dead = op.dead || !live[static_cast<std::size_t>(op.op.results[0])];
-    if (op.dead) continue;
-    for (StagedId operand : op.op.operands) live[static_cast<std::size_t>(operand)] = true;
+  std::vector<StagedId> pending;
+  for (const auto& [name, id] : outputs_) pending.push_back(id);
+  while (!pending.empty()) {
+    const StagedId id = pending.back();
+    pending.pop_back();
+    if (live[static_cast<std::size_t>(id)]) continue;
+    live[static_cast<std::size_t>(id)] = true;
+    const int producer = value(id).producer;
+    if (producer < 0 || ops_[static_cast<std::size_t>(producer)].dead) continue;
+    for (StagedId operand : ops_[static_cast<std::size_t>(producer)].op.operands) pending.push_back(operand);
   }
+  for (StagedOp& op : ops_) op.dead = op.dead || !live[static_cast<std::size_t>(op.op.results[0])];
 }
 
 graph::Graph StagedGraph::emit(graph::TensorMap& parameters) const {

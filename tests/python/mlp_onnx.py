@@ -5,12 +5,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import tilec
+
 ONNX_TYPES = {"f32": (TensorProto.FLOAT, np.float32), "f16": (TensorProto.FLOAT16, np.float16)}
 
 
 def export(graph, path):
     doc = json.loads(graph.json())
     data = graph.params()
+    shapes = {name: list(array.shape) for name, array in tilec.reference(graph, {}).items()}
     nodes, initializers, constants = [], [], {}
 
     def constant(value, dtype):
@@ -56,7 +59,7 @@ def export(graph, path):
     graph_proto = helper.make_graph(
         nodes, "mlp",
         [helper.make_tensor_value_info(i["name"], ONNX_TYPES[i["type"]][0], i["shape"]) for i in doc["inputs"]],
-        [helper.make_tensor_value_info(name, ONNX_TYPES[value_type[v["value"] if isinstance(v, dict) else v]][0], None)
+        [helper.make_tensor_value_info(name, ONNX_TYPES[value_type[v["value"] if isinstance(v, dict) else v]][0], shapes[name])
          for name, v in zip(outputs, doc["outputs"])],
         initializers)
     model = helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 17)])

