@@ -103,14 +103,15 @@ void layer_normalization(NodeImporter& n) {
   const float epsilon = n.attribute_float("epsilon", 1e-5f);
   const std::int64_t width = product(shape, axis, shape.size());
   const StorageType storage = n.output_storage();
-  const StagedId rows = n.reshape(x, {product(shape, 0, axis), width}, ".rows");
+  // Over the last axis alone, x is normalised as it is (the compiler's form).
+  const bool flattened = axis + 1 != shape.size();
+  const StagedId rows = flattened ? n.reshape(x, {product(shape, 0, axis), width}, ".rows") : x;
   const StagedId gamma = row_operand(n, 1, width, ".scale");
   const StagedId beta = n.has_input(2) ? row_operand(n, 2, width, ".bias")
                                        : n.constant(float_tensor({width}, std::vector<double>(static_cast<std::size_t>(width), 0.0)),
                                                     n.graph().type(gamma).storage, ".bias");
   graph::Op op{.kind = OpKind::LayerNorm};
   op.epsilon = epsilon;
-  const bool flattened = axis + 1 != shape.size();
   n.define(0, n.reshape(n.stage(std::move(op), {rows, gamma, beta}, storage, flattened ? ".normalised" : ""), shape));
   const bool wants_statistics = (n.node().output_size() > 1 && !n.node().output(1).empty()) ||
                                 (n.node().output_size() > 2 && !n.node().output(2).empty());
