@@ -3,10 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
-namespace tilec::cli {
+namespace tilec::cli_testing {
 namespace {
 
 using ::testing::HasSubstr;
@@ -65,4 +66,4 @@ TEST(OnnxCommands, NodeTestTableCountsEachVerdict) {
 }
 
 }  // namespace
-}  // namespace tilec::cli
+}  // namespace tilec::cli_testing
