@@ -78,8 +78,9 @@ GraphSource load_graph_source(const CLI::App& command, const std::string& graph_
     reject_workload_options_without_workload(command, workload);
     if (!with_data && command.count("--seed") > 0) throw_bad_input("--seed", "applies to --workload only here");
     if (with_data) check_graph_file_data_flags(command, inputs_dir);
-    source.graph = graph::load_graph_file(graph_file);
-    if (with_data) source.data = graph_file_data(command, source.graph, inputs_dir, workload);
+    GraphFile file = load_graph_file(graph_file, workload);
+    source.graph = std::move(file.graph);
+    if (with_data) source.data = graph_file_data(command, source.graph, inputs_dir, workload, file.parameters);
     source.identity.name = fmt::format("{}-{}", std::filesystem::path(graph_file).stem().string(),
                                        budget_kib == 0 ? std::string("default") : fmt::format("{}k", budget_kib));
     source.identity.workload = graph_file;

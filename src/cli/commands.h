@@ -16,5 +16,6 @@ void add_profile_commands(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_onnx_commands(CLI::App& app);
 
 }  // namespace tilec::cli

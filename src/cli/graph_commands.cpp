@@ -39,6 +39,16 @@ std::string op_notes(const graph::Op& op) {
     }
     case OpKind::Patchify: return fmt::format("patch {}", op.patch);
     case OpKind::Reshape: return fmt::format("shape [{}]", fmt::join(op.target_shape, ","));
+    case OpKind::ReduceMean:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+      return fmt::format("axes [{}]{}", fmt::join(op.axes, ","), op.keep_dims ? "" : ", dropped");
+    case OpKind::Transpose: return fmt::format("permutation [{}]", fmt::join(op.permutation, ","));
+    case OpKind::Concat: return fmt::format("axis {}", op.axis);
+    case OpKind::Slice:
+      return fmt::format("starts [{}], ends [{}], steps [{}]", fmt::join(op.starts, ","), fmt::join(op.ends, ","),
+                         fmt::join(op.steps, ","));
+    case OpKind::Gather: return fmt::format("axis {}, {} indices", op.axis, op.indices.size());
     case OpKind::Repeat:
       return fmt::format("x{} ({} carried, {} sequence, {} invariant)", op.count, op.signature.carried,
                          op.signature.sequence, op.signature.invariant);
@@ -99,7 +109,7 @@ void show(const CLI::App& command, const ShowFlags& flags) {
   graph::Graph graph;
   std::string title = flags.file;
   if (!flags.file.empty()) {
-    graph = graph::load_graph_file(flags.file);
+    graph = load_graph_file(flags.file, flags.workload).graph;
   } else {
     const graph::MlpOptions options = workload_options(flags.workload);
     graph = graph::build_workload(flags.workload.workload, options);

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   tilec::cli::add_compile_command(app);
   tilec::cli::add_run_command(app);
   tilec::cli::add_bench_command(app);
+  tilec::cli::add_onnx_commands(app);
 
   // Written whatever the outcome, so a failing run can still be profiled.
   struct TraceWriter {

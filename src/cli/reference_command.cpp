@@ -107,9 +107,10 @@ Loaded load(const CLI::App& command, const ReferenceFlags& flags) {
   reject_workload_options_without_workload(command, flags.workload);
   check_graph_file_data_flags(command, flags.inputs_dir);
   Loaded loaded;
-  loaded.graph = graph::load_graph_file(flags.graph_file);
+  GraphFile file = load_graph_file(flags.graph_file, flags.workload);
+  loaded.graph = std::move(file.graph);
   Span span("load_data");
-  loaded.data = graph_file_data(command, loaded.graph, flags.inputs_dir, flags.workload);
+  loaded.data = graph_file_data(command, loaded.graph, flags.inputs_dir, flags.workload, file.parameters);
   loaded.title = command.count("--seed") > 0 ? fmt::format("{} seed {}", flags.graph_file, flags.workload.seed)
                                              : flags.graph_file;
   return loaded;

@@ -1,6 +1,8 @@
 #include "cli/workload_flags.h"
 
+#include "graph/json_format.h"
 #include "graph/npy.h"
+#include "onnx/import.h"
 #include "graph/vit_workload.h"
 #include "support/error.h"
 
@@ -93,6 +95,9 @@ void add_workload_flags(CLI::App& command, WorkloadFlags& flags) {
       ->type_name("N");
   command.add_flag("--no-head", flags.no_head,
                    "Without the MAP head: the output is the post-layernorm tokens (siglip-vit and vit only)");
+  command.add_option("--shape", flags.shapes,
+                     "With an .onnx model: fix input NAME's dynamic extents (repeatable)")
+      ->type_name("NAME=d0,d1,...");
   command.add_option("--seed", flags.seed, "Seed of the generated inputs and parameters: a workload's, or a GRAPH file's "
                      "in place of --inputs (default 0)")
       ->type_name("N");
@@ -105,6 +110,7 @@ std::uint64_t workload_seed(const WorkloadFlags& flags) {
 }
 
 graph::MlpOptions workload_options(const WorkloadFlags& flags) {
+  if (!flags.shapes.empty()) throw_bad_input("--shape", "applies to an .onnx model, not to --workload");
   check_flags_apply(flags);
   graph::MlpOptions options;
   options.batch = positive("--batch", flags.batch);
@@ -151,10 +157,32 @@ void check_graph_file_data_flags(const CLI::App& command, const std::string& inp
 }
 
 graph::TensorMap graph_file_data(const CLI::App& command, const graph::Graph& graph, const std::string& inputs_dir,
-                                 const WorkloadFlags& flags) {
+                                 const WorkloadFlags& flags, const graph::TensorMap& known) {
   check_graph_file_data_flags(command, inputs_dir);
-  if (inputs_dir.empty()) return graph::generate_data(graph, workload_seed(flags));
-  return graph::read_tensor_dir(inputs_dir, source_types(graph));
+  graph::TensorMap data;
+  if (inputs_dir.empty()) {
+    data = graph::generate_data(graph, workload_seed(flags));
+  } else {
+    std::map<std::string, graph::TensorType> types = source_types(graph);
+    for (const auto& [name, tensor] : known) types.erase(name);
+    data = graph::read_tensor_dir(inputs_dir, types);
+  }
+  for (const auto& [name, tensor] : known) data.insert_or_assign(name, tensor);
+  return data;
+}
+
+GraphFile load_graph_file(const std::string& path, const WorkloadFlags& flags) {
+  if (!onnx_import::is_onnx_path(path)) {
+    if (!flags.shapes.empty()) throw_bad_input("--shape", "applies to an .onnx model, not {}", path);
+    return GraphFile{graph::load_graph_file(path), {}};
+  }
+  onnx_import::ImportOptions options;
+  for (const std::string& text : flags.shapes) {
+    auto [name, shape] = onnx_import::parse_shape_override(text);
+    if (!options.shapes.emplace(name, shape).second) throw_bad_input("--shape " + text, "names '{}' twice", name);
+  }
+  onnx_import::ImportedModel model = onnx_import::import_model(path, options);
+  return GraphFile{std::move(model.graph), std::move(model.parameters)};
 }
 
 std::string workload_title(const WorkloadFlags& flags, const graph::MlpOptions& options) {

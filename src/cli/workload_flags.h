@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tilec::cli {
 
@@ -30,7 +31,16 @@ struct WorkloadFlags {
   std::string layers;
   bool no_head = false;
   std::string seed = "0";
+  std::vector<std::string> shapes;  // --shape NAME=d0,d1,... for an .onnx model
 };
+
+// A graph file: the JSON format, or an ONNX model (".onnx") imported with
+// the --shape flags, whose initializers are its parameters' data.
+struct GraphFile {
+  graph::Graph graph;
+  graph::TensorMap parameters;  // an ONNX model's; empty for JSON
+};
+GraphFile load_graph_file(const std::string& path, const WorkloadFlags& flags);
 
 // Adds --workload and its options to `command`.
 void add_workload_flags(CLI::App& command, WorkloadFlags& flags);
@@ -51,8 +61,9 @@ std::map<std::string, graph::TensorType> source_types(const graph::Graph& graph)
 // BadInput for neither or both (checked alone by the first, before any
 // file is read).
 void check_graph_file_data_flags(const CLI::App& command, const std::string& inputs_dir);
+// The tensors `known` holds (an ONNX model's parameters) are taken from it.
 graph::TensorMap graph_file_data(const CLI::App& command, const graph::Graph& graph, const std::string& inputs_dir,
-                                 const WorkloadFlags& flags);
+                                 const WorkloadFlags& flags, const graph::TensorMap& known = {});
 
 // "siglip-mlp fp8 batch 1 blocks 1", "siglip-vit fp8 batch 1 layers 27": what
 // a workload run is called in reports.

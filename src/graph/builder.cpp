@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tilec::graph {
 
 namespace {
@@ -170,6 +172,77 @@ ValueId GraphBuilder::reshape(const std::string& name, ValueId x, Shape shape, s
   op.target_shape = std::move(shape);
   const ValueId id = add_single(std::move(op), result);
   graph_.ops.back().target_shape = graph_.type(id).shape;
+  return id;
+}
+
+ValueId GraphBuilder::binary(OpKind kind, const std::string& name, ValueId a, ValueId b,
+                             std::optional<StorageType> result) {
+  TILEC_CHECK(is_binary_elementwise(kind), "op '{}': {} is not a binary elementwise op", name, op_kind_name(kind));
+  return add_single(make_op(kind, name, {a, b}), result);
+}
+
+ValueId GraphBuilder::unary(OpKind kind, const std::string& name, ValueId x, std::optional<StorageType> result) {
+  TILEC_CHECK(is_unary_elementwise(kind), "op '{}': {} is not a unary elementwise op", name, op_kind_name(kind));
+  return add_single(make_op(kind, name, {x}), result);
+}
+
+ValueId GraphBuilder::reduce(OpKind kind, const std::string& name, ValueId x, std::vector<std::int64_t> axes,
+                             bool keep_dims, std::optional<StorageType> result) {
+  TILEC_CHECK(is_reduction(kind), "op '{}': {} is not a reduction", name, op_kind_name(kind));
+  check_operand(name, x);
+  const auto rank = static_cast<std::int64_t>(graph_.type(x).shape.size());
+  for (std::int64_t& axis : axes)
+    if (axis < 0 && axis >= -rank) axis += rank;
+  std::sort(axes.begin(), axes.end());
+  Op op = make_op(kind, name, {x});
+  op.axes = std::move(axes);
+  op.keep_dims = keep_dims;
+  return add_single(std::move(op), result);
+}
+
+ValueId GraphBuilder::transpose(const std::string& name, ValueId x, std::vector<std::int64_t> permutation,
+                                std::optional<StorageType> result) {
+  Op op = make_op(OpKind::Transpose, name, {x});
+  op.permutation = std::move(permutation);
+  return add_single(std::move(op), result);
+}
+
+ValueId GraphBuilder::concat(const std::string& name, const std::vector<ValueId>& operands, int axis,
+                             std::optional<StorageType> result) {
+  if (operands.empty()) throw_bad_input(op_place(name), "concat takes at least one operand");
+  Op op = make_op(OpKind::Concat, name, operands);
+  op.axis = axis;
+  return add_single(std::move(op), result);
+}
+
+ValueId GraphBuilder::slice(const std::string& name, ValueId x, std::vector<std::int64_t> starts,
+                            std::vector<std::int64_t> ends, std::vector<std::int64_t> steps,
+                            std::optional<StorageType> result) {
+  Op op = make_op(OpKind::Slice, name, {x});
+  op.starts = std::move(starts);
+  op.ends = std::move(ends);
+  op.steps = std::move(steps);
+  return add_single(std::move(op), result);
+}
+
+ValueId GraphBuilder::gather(const std::string& name, ValueId x, int axis, std::vector<std::int64_t> indices,
+                             Shape indices_shape, std::optional<StorageType> result) {
+  Op op = make_op(OpKind::Gather, name, {x});
+  op.axis = axis;
+  op.indices = std::move(indices);
+  op.indices_shape = std::move(indices_shape);
+  return add_single(std::move(op), result);
+}
+
+ValueId GraphBuilder::apply(Op op, std::optional<StorageType> result) {
+  const std::string where = op_place(op.name);
+  if (op.kind == OpKind::Input || op.kind == OpKind::Parameter || op.kind == OpKind::Repeat)
+    throw_bad_input(where, "{} is not a single-result op", op_kind_name(op.kind));
+  if (op.operands.empty()) throw_bad_input(where, "{} needs operands", op_kind_name(op.kind));
+  op.results.clear();
+  const bool is_reshape = op.kind == OpKind::Reshape;
+  const ValueId id = add_single(std::move(op), result);
+  if (is_reshape) graph_.ops.back().target_shape = graph_.type(id).shape;
   return id;
 }
 

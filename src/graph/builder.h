@@ -67,6 +67,33 @@ class GraphBuilder {
   // the op records the resolved shape).
   ValueId reshape(const std::string& name, ValueId x, Shape shape, std::optional<StorageType> result = {});
 
+  // sub, mul, div, pow (and add): a op b with NumPy broadcasting.
+  ValueId binary(OpKind kind, const std::string& name, ValueId a, ValueId b,
+                 std::optional<StorageType> result = {});
+  // sqrt, erf, tanh, relu, sigmoid, exp.
+  ValueId unary(OpKind kind, const std::string& name, ValueId x, std::optional<StorageType> result = {});
+  // reduce_mean, reduce_sum, reduce_max over `axes` (negative counts from
+  // the end; the op records them non-negative and ascending).
+  ValueId reduce(OpKind kind, const std::string& name, ValueId x, std::vector<std::int64_t> axes,
+                 bool keep_dims = true, std::optional<StorageType> result = {});
+  // Result axis i is x's axis permutation[i].
+  ValueId transpose(const std::string& name, ValueId x, std::vector<std::int64_t> permutation,
+                    std::optional<StorageType> result = {});
+  // The operands joined along `axis`; stored like the first.
+  ValueId concat(const std::string& name, const std::vector<ValueId>& operands, int axis,
+                 std::optional<StorageType> result = {});
+  // See Op::starts: one start, end and step per axis of x.
+  ValueId slice(const std::string& name, ValueId x, std::vector<std::int64_t> starts, std::vector<std::int64_t> ends,
+                std::vector<std::int64_t> steps, std::optional<StorageType> result = {});
+  // Slices of x along `axis` picked by constant indices (row-major in
+  // indices_shape) -> x.shape[:axis] + indices_shape + x.shape[axis+1:].
+  ValueId gather(const std::string& name, ValueId x, int axis, std::vector<std::int64_t> indices,
+                 Shape indices_shape, std::optional<StorageType> result = {});
+  // Any single-result op with its kind, operands and attributes set, stored
+  // as `result` (or like its first operand): the way in for translators
+  // that hold ops already formed (the ONNX importer).
+  ValueId apply(Op op, std::optional<StorageType> result = {});
+
   struct RepeatOperands {
     std::vector<ValueId> carried{};
     std::vector<ValueId> sequence{};   // leading axis == count

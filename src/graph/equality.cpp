@@ -19,6 +19,10 @@ std::string op_difference(const Op& a, const Op& b) {
   if (a.attention_heads != b.attention_heads) return "attention heads differ";
   if (a.patch != b.patch) return "patch sizes differ";
   if (a.target_shape != b.target_shape) return "target shapes differ";
+  if (a.axes != b.axes || a.keep_dims != b.keep_dims) return "reduced axes differ";
+  if (a.permutation != b.permutation) return "permutations differ";
+  if (a.starts != b.starts || a.ends != b.ends || a.steps != b.steps) return "slices differ";
+  if (a.indices != b.indices || a.indices_shape != b.indices_shape) return "gather indices differ";
   if (a.count != b.count) return "counts differ";
   if (a.signature.carried != b.signature.carried || a.signature.sequence != b.signature.sequence ||
       a.signature.invariant != b.signature.invariant)

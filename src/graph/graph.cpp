@@ -8,7 +8,7 @@
 namespace tilec::graph {
 
 namespace {
-constexpr std::array<std::pair<OpKind, std::string_view>, 12> kOpNames{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 29> kOpNames{{
     {OpKind::Input, "input"},
     {OpKind::Parameter, "parameter"},
     {OpKind::Gemm, "gemm"},
@@ -21,6 +21,23 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 12> kOpNames{{
     {OpKind::Repeat, "repeat"},
     {OpKind::Patchify, "patchify"},
     {OpKind::Reshape, "reshape"},
+    {OpKind::Sub, "sub"},
+    {OpKind::Mul, "mul"},
+    {OpKind::Div, "div"},
+    {OpKind::Pow, "pow"},
+    {OpKind::Sqrt, "sqrt"},
+    {OpKind::Erf, "erf"},
+    {OpKind::Tanh, "tanh"},
+    {OpKind::Relu, "relu"},
+    {OpKind::Sigmoid, "sigmoid"},
+    {OpKind::Exp, "exp"},
+    {OpKind::ReduceMean, "reduce_mean"},
+    {OpKind::ReduceSum, "reduce_sum"},
+    {OpKind::ReduceMax, "reduce_max"},
+    {OpKind::Transpose, "transpose"},
+    {OpKind::Concat, "concat"},
+    {OpKind::Slice, "slice"},
+    {OpKind::Gather, "gather"},
 }};
 
 std::vector<const Op*> ops_of_kind(const Graph& graph, OpKind kind) {
@@ -47,6 +64,20 @@ std::optional<OpKind> parse_op_kind(std::string_view name) {
   for (const auto& [kind, candidate] : kOpNames)
     if (candidate == name) return kind;
   return std::nullopt;
+}
+
+bool is_binary_elementwise(OpKind kind) {
+  return kind == OpKind::Add || kind == OpKind::Sub || kind == OpKind::Mul || kind == OpKind::Div ||
+         kind == OpKind::Pow;
+}
+
+bool is_unary_elementwise(OpKind kind) {
+  return kind == OpKind::Sqrt || kind == OpKind::Erf || kind == OpKind::Tanh || kind == OpKind::Relu ||
+         kind == OpKind::Sigmoid || kind == OpKind::Exp;
+}
+
+bool is_reduction(OpKind kind) {
+  return kind == OpKind::ReduceMean || kind == OpKind::ReduceSum || kind == OpKind::ReduceMax;
 }
 
 const Op* Graph::producer(ValueId id) const {

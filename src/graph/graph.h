@@ -47,10 +47,37 @@ enum class OpKind : std::uint8_t {
   Repeat,     // `count` iterations of `body`
   Patchify,   // [..., H, W, C] -> [..., (H/p)(W/p), p*p*C]: p x p patches as rows (a stride-p convolution's inputs)
   Reshape,    // the same elements, row-major, in another shape
+  // Elementwise with NumPy broadcasting, as add: a - b, a * b, a / b, a^b.
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  // Elementwise on one operand.
+  Sqrt,
+  Erf,
+  Tanh,
+  Relu,
+  Sigmoid,
+  Exp,
+  // Over `axes`, kept as extent 1 when `keep_dims`.
+  ReduceMean,
+  ReduceSum,
+  ReduceMax,
+  Transpose,  // result axis i is operand axis permutation[i]
+  Concat,     // operands joined along `axis` (any number of operands, at least one)
+  Slice,      // per axis: elements starts[i], starts[i] + steps[i], ... before ends[i]
+  Gather,     // along `axis`, the constant `indices` (shape indices_shape) pick slices
 };
 
 std::string_view op_kind_name(OpKind kind);
 std::optional<OpKind> parse_op_kind(std::string_view name);
+
+// add, sub, mul, div, pow: two operands with NumPy broadcasting.
+bool is_binary_elementwise(OpKind kind);
+// sqrt, erf, tanh, relu, sigmoid, exp.
+bool is_unary_elementwise(OpKind kind);
+// reduce_mean, reduce_sum, reduce_max.
+bool is_reduction(OpKind kind);
 
 enum class GeluApproximation : std::uint8_t { Tanh, Erf };
 
@@ -82,7 +109,7 @@ struct Op {
   GeluApproximation approximation = GeluApproximation::Tanh;
   // layernorm: operands (x, gamma, beta)
   float epsilon = 1e-6f;
-  // softmax
+  // softmax, concat and gather (negative counts from the end)
   int axis = -1;
   // attention: operands (q, k, v); scale 0 means 1/sqrt(D / heads). With
   // heads H, the last axes of q, k and v are H equal slices, one per head.
@@ -93,6 +120,21 @@ struct Op {
   // reshape: the result's shape; the builder resolves a -1 entry, so in a
   // built graph it equals the result's shape
   Shape target_shape;
+  // reduce_*: the axes reduced (non-negative, ascending) and whether they
+  // stay as extent 1
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  // transpose: result axis i is operand axis permutation[i]
+  std::vector<std::int64_t> permutation;
+  // slice, one entry per axis of x: index starts[i] (0 <= start < extent),
+  // then every steps[i]-th (non-zero; negative walks backwards) while before
+  // ends[i] (exclusive; -1 with a negative step reaches index 0). Every
+  // axis keeps at least one element.
+  std::vector<std::int64_t> starts, ends, steps;
+  // gather: indices into x's `axis` (0 <= index < extent), row-major in
+  // indices_shape ([] for one index, which drops the axis)
+  std::vector<std::int64_t> indices;
+  Shape indices_shape;
   // repeat
   std::int64_t count = 0;
   RepeatSignature signature;

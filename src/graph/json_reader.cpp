@@ -227,10 +227,19 @@ std::optional<StorageType> read_storage(const Fields& fields, bool required) {
   return StorageType{*element, static_cast<int>(scale.value_or(0))};
 }
 
-Shape read_shape(const Fields& fields) {
-  Shape shape;
-  for (const Json& extent : fields.array("shape")) shape.push_back(fields.as_integer("shape", extent));
-  return shape;
+std::vector<std::int64_t> read_integers(const Fields& fields, std::string_view key) {
+  std::vector<std::int64_t> integers;
+  for (const Json& entry : fields.array(key)) integers.push_back(fields.as_integer(key, entry));
+  return integers;
+}
+
+Shape read_shape(const Fields& fields) { return read_integers(fields, "shape"); }
+
+// An axis field, kept within what any shape can have.
+int read_axis(const Fields& fields, std::string_view key, std::int64_t fallback) {
+  const std::int64_t axis = fields.optional_integer(key).value_or(fallback);
+  if (axis < -1024 || axis > 1024) throw_bad_input(fields.where(), "{} {} is out of range", key, axis);
+  return static_cast<int>(axis);
 }
 
 // A name and the value it stands for: "x" (both the same) or
@@ -321,12 +330,61 @@ class Reader {
     const std::string kind_name = kind_field->get<std::string>();
     const std::optional<OpKind> kind = parse_op_kind(kind_name);
     if (!kind)
-      throw_bad_input(where, "unknown op '{}' (ops: gemm, gelu, add, cast, layernorm, softmax, "
-                      "attention, patchify, reshape, repeat)",
+      throw_bad_input(where, "unknown op '{}' (ops: gemm, gelu, add, sub, mul, div, pow, sqrt, erf, tanh, relu, "
+                      "sigmoid, exp, cast, layernorm, softmax, attention, reduce_mean, reduce_sum, reduce_max, "
+                      "transpose, concat, slice, gather, patchify, reshape, repeat)",
                       kind_name);
     auto operand = [&](const Fields& fields, std::string_view role) {
       return resolve(builder, where, fmt::format("operand '{}'", role), fields.text(role));
     };
+    if (is_binary_elementwise(*kind)) {
+      Fields f(entry, where, kind_name, {"op", "name", "a", "b", "type", "scale"});
+      builder.binary(*kind, name, operand(f, "a"), operand(f, "b"), read_storage(f, false));
+      return;
+    }
+    if (is_unary_elementwise(*kind)) {
+      Fields f(entry, where, kind_name, {"op", "name", "x", "type", "scale"});
+      builder.unary(*kind, name, operand(f, "x"), read_storage(f, false));
+      return;
+    }
+    if (is_reduction(*kind)) {
+      Fields f(entry, where, kind_name, {"op", "name", "x", "axes", "keep_dims", "type", "scale"});
+      builder.reduce(*kind, name, operand(f, "x"), read_integers(f, "axes"), f.boolean("keep_dims", true),
+                     read_storage(f, false));
+      return;
+    }
+    switch (*kind) {
+      case OpKind::Transpose: {
+        Fields f(entry, where, "transpose", {"op", "name", "x", "permutation", "type", "scale"});
+        builder.transpose(name, operand(f, "x"), read_integers(f, "permutation"), read_storage(f, false));
+        return;
+      }
+      case OpKind::Concat: {
+        Fields f(entry, where, "concat", {"op", "name", "inputs", "axis", "type", "scale"});
+        std::vector<ValueId> inputs;
+        const Json& names = f.array("inputs");
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          if (!names[i].is_string())
+            throw_bad_input(where, "inputs[{}] must be a value name, not {}", i, kind_of(names[i]));
+          inputs.push_back(resolve(builder, where, fmt::format("inputs[{}]", i), names[i].get<std::string>()));
+        }
+        builder.concat(name, inputs, read_axis(f, "axis", -1), read_storage(f, false));
+        return;
+      }
+      case OpKind::Slice: {
+        Fields f(entry, where, "slice", {"op", "name", "x", "starts", "ends", "steps", "type", "scale"});
+        builder.slice(name, operand(f, "x"), read_integers(f, "starts"), read_integers(f, "ends"),
+                      read_integers(f, "steps"), read_storage(f, false));
+        return;
+      }
+      case OpKind::Gather: {
+        Fields f(entry, where, "gather", {"op", "name", "x", "axis", "indices", "indices_shape", "type", "scale"});
+        builder.gather(name, operand(f, "x"), read_axis(f, "axis", 0), read_integers(f, "indices"),
+                       read_integers(f, "indices_shape"), read_storage(f, false));
+        return;
+      }
+      default: break;
+    }
     switch (*kind) {
       case OpKind::Input:
       case OpKind::Parameter:
@@ -390,6 +448,7 @@ class Reader {
         return;
       }
       case OpKind::Repeat: read_repeat(entry, name, where, builder); return;
+      default: TILEC_CHECK(false, "op kind {} has no reader", kind_name);
     }
   }
 

@@ -117,7 +117,46 @@ class Writer {
       line.text(role, graph.value(op.operands.at(index)).name);
     };
     const StorageType result = op.results.empty() ? StorageType{} : graph.type(op.results[0]).storage;
+    auto integers = [](const std::vector<std::int64_t>& list) { return fmt::format("[{}]", fmt::join(list, ", ")); };
+    if (is_binary_elementwise(op.kind) && op.kind != OpKind::Add) {
+      operand("a", 0);
+      operand("b", 1);
+      return line.storage(result).str();
+    }
+    if (is_unary_elementwise(op.kind)) {
+      operand("x", 0);
+      return line.storage(result).str();
+    }
+    if (is_reduction(op.kind)) {
+      operand("x", 0);
+      line.field("axes", integers(op.axes)).field("keep_dims", op.keep_dims ? "true" : "false");
+      return line.storage(result).str();
+    }
     switch (op.kind) {
+      case OpKind::Transpose:
+        operand("x", 0);
+        line.field("permutation", integers(op.permutation)).storage(result);
+        break;
+      case OpKind::Concat: {
+        std::vector<std::string> names;
+        for (ValueId id : op.operands) names.push_back(quoted(graph.value(id).name));
+        line.field("inputs", fmt::format("[{}]", fmt::join(names, ", ")))
+            .field("axis", std::to_string(op.axis))
+            .storage(result);
+        break;
+      }
+      case OpKind::Slice:
+        operand("x", 0);
+        line.field("starts", integers(op.starts)).field("ends", integers(op.ends)).field("steps", integers(op.steps));
+        line.storage(result);
+        break;
+      case OpKind::Gather:
+        operand("x", 0);
+        line.field("axis", std::to_string(op.axis))
+            .field("indices", integers(op.indices))
+            .field("indices_shape", integers(op.indices_shape))
+            .storage(result);
+        break;
       case OpKind::Gemm:
         operand("a", 0);
         operand("b", 1);
@@ -166,8 +205,7 @@ class Writer {
         line.field("shape", fmt::format("[{}]", fmt::join(op.target_shape, ", "))).storage(result);
         break;
       case OpKind::Repeat: return repeat_text(graph, op, line, level);
-      case OpKind::Input:
-      case OpKind::Parameter: break;
+      default: break;
     }
     return line.str();
   }

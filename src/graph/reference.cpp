@@ -1,5 +1,6 @@
 #include "graph/reference.h"
 
+#include "graph/layout.h"
 #include "graph/validate.h"
 #include "numerics/fp8.h"
 #include "numerics/reference_ops.h"
@@ -122,7 +123,8 @@ Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result,
   return c;
 }
 
-Values add(const Buffer& a, const Buffer& b, const Shape& result) {
+template <typename Combine>
+Values broadcast_combine(const Buffer& a, const Buffer& b, const Shape& result, Combine combine) {
   Values c(static_cast<std::size_t>(product(result)));
   const BroadcastMap a_map(a.type.shape, result), b_map(b.type.shape, result);
   const Values& av = *a.data;
@@ -133,7 +135,7 @@ Values add(const Buffer& a, const Buffer& b, const Shape& result) {
       // Both operands repeat along the result: walk them without dividing.
       std::size_t ia = static_cast<std::size_t>(begin % a_period), ib = static_cast<std::size_t>(begin % b_period);
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-        c[i] = av[ia] + bv[ib];
+        c[i] = combine(av[ia], bv[ib]);
         if (++ia == static_cast<std::size_t>(a_period)) ia = 0;
         if (++ib == static_cast<std::size_t>(b_period)) ib = 0;
       }
@@ -141,9 +143,81 @@ Values add(const Buffer& a, const Buffer& b, const Shape& result) {
     }
     for (std::int64_t i = begin; i < end; ++i)
       c[static_cast<std::size_t>(i)] =
-          av[static_cast<std::size_t>(a_map(i))] + bv[static_cast<std::size_t>(b_map(i))];
+          combine(av[static_cast<std::size_t>(a_map(i))], bv[static_cast<std::size_t>(b_map(i))]);
   });
   return c;
+}
+
+Values binary(OpKind kind, const Buffer& a, const Buffer& b, const Shape& result) {
+  switch (kind) {
+    case OpKind::Add: return broadcast_combine(a, b, result, [](float x, float y) { return x + y; });
+    case OpKind::Sub: return broadcast_combine(a, b, result, [](float x, float y) { return x - y; });
+    case OpKind::Mul: return broadcast_combine(a, b, result, [](float x, float y) { return x * y; });
+    case OpKind::Div: return broadcast_combine(a, b, result, [](float x, float y) { return x / y; });
+    default: return broadcast_combine(a, b, result, [](float x, float y) { return std::pow(x, y); });
+  }
+}
+
+template <typename Function>
+Values map_values(const Buffer& x, Function function) {
+  Values out(x.data->size());
+  const Values& in = *x.data;
+  for_chunks(static_cast<std::int64_t>(in.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) out[i] = function(in[i]);
+  });
+  return out;
+}
+
+Values unary(OpKind kind, const Buffer& x) {
+  switch (kind) {
+    case OpKind::Sqrt: return map_values(x, [](float v) { return std::sqrt(v); });
+    case OpKind::Erf: return map_values(x, [](float v) { return std::erf(v); });
+    case OpKind::Tanh: return map_values(x, [](float v) { return std::tanh(v); });
+    case OpKind::Relu: return map_values(x, [](float v) { return v > 0.0f ? v : 0.0f; });
+    case OpKind::Sigmoid: return map_values(x, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+    default: return map_values(x, [](float v) { return std::exp(v); });
+  }
+}
+
+// Folds x's elements into their targets in row-major order (one FP32
+// accumulator per result element, added to in that order).
+Values reduce(const Op& op, const Buffer& x, std::int64_t result_elements) {
+  const std::vector<std::int64_t> targets = layout::reduction_targets(x.type.shape, op.axes);
+  const Values& in = *x.data;
+  const bool is_max = op.kind == OpKind::ReduceMax;
+  Values out(static_cast<std::size_t>(result_elements), is_max ? -INFINITY : 0.0f);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    float& target = out[static_cast<std::size_t>(targets[i])];
+    // NaN propagates through max as through the sums.
+    target = is_max ? (std::isnan(in[i]) || in[i] > target ? in[i] : target) : target + in[i];
+  }
+  if (op.kind == OpKind::ReduceMean) {
+    const auto count = static_cast<float>(static_cast<std::int64_t>(in.size()) / result_elements);
+    for (float& value : out) value /= count;
+  }
+  return out;
+}
+
+Values rearrange(const Op& op, const std::vector<const Buffer*>& operands, const Shape& result) {
+  const Buffer& x = *operands.front();
+  const std::span<const float> xs(*x.data);
+  const auto axis_of = [&](int axis) {
+    return static_cast<std::size_t>(axis < 0 ? axis + static_cast<int>(x.type.shape.size()) : axis);
+  };
+  switch (op.kind) {
+    case OpKind::Transpose: return layout::transpose(xs, x.type.shape, op.permutation);
+    case OpKind::Slice: return layout::slice(xs, x.type.shape, op, result);
+    case OpKind::Gather: return layout::gather(xs, x.type.shape, axis_of(op.axis), op.indices);
+    default: {
+      std::vector<std::span<const float>> parts;
+      std::vector<Shape> shapes;
+      for (const Buffer* operand : operands) {
+        parts.emplace_back(*operand->data);
+        shapes.push_back(operand->type.shape);
+      }
+      return layout::concat(parts, shapes, axis_of(op.axis));
+    }
+  }
 }
 
 Values gelu(const Op& op, const Buffer& x) {
@@ -303,7 +377,29 @@ class Interpreter {
     switch (op.kind) {
       case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape, gemm_k_parts_); break;
       case OpKind::Gelu: result = gelu(op, operand(0)); break;
-      case OpKind::Add: result = add(operand(0), operand(1), type.shape); break;
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Pow: result = binary(op.kind, operand(0), operand(1), type.shape); break;
+      case OpKind::Sqrt:
+      case OpKind::Erf:
+      case OpKind::Tanh:
+      case OpKind::Relu:
+      case OpKind::Sigmoid:
+      case OpKind::Exp: result = unary(op.kind, operand(0)); break;
+      case OpKind::ReduceMean:
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMax: result = reduce(op, operand(0), type.elements()); break;
+      case OpKind::Transpose:
+      case OpKind::Slice:
+      case OpKind::Gather:
+      case OpKind::Concat: {
+        std::vector<const Buffer*> buffers;
+        for (std::size_t i = 0; i < op.operands.size(); ++i) buffers.push_back(&operand(i));
+        result = rearrange(op, buffers, type.shape);
+        break;
+      }
       case OpKind::Cast: result = *operand(0).data; break;
       case OpKind::LayerNorm: result = layernorm(op, operand(0), operand(1), operand(2)); break;
       case OpKind::Softmax: result = softmax(op, operand(0)); break;

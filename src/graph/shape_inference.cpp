@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -37,7 +38,24 @@ class OpChecker {
       case OpKind::Gemm: return {gemm()};
       case OpKind::Gelu:
       case OpKind::Cast: return {shape(0)};
-      case OpKind::Add: return {add()};
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Pow: return {add()};
+      case OpKind::Sqrt:
+      case OpKind::Erf:
+      case OpKind::Tanh:
+      case OpKind::Relu:
+      case OpKind::Sigmoid:
+      case OpKind::Exp: return {shape(0)};
+      case OpKind::ReduceMean:
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMax: return {reduce()};
+      case OpKind::Transpose: return {transpose()};
+      case OpKind::Concat: return {concatenate()};
+      case OpKind::Slice: return {slice()};
+      case OpKind::Gather: return {gather()};
       case OpKind::LayerNorm: return {layernorm()};
       case OpKind::Softmax: return {softmax()};
       case OpKind::Attention: return {attention()};
@@ -50,6 +68,10 @@ class OpChecker {
 
   void check_operand_count() {
     if (op_.kind == OpKind::Repeat) return;
+    if (op_.kind == OpKind::Concat) {
+      if (operands_.empty()) throw_bad_input(where_, "concat takes at least one operand");
+      return;
+    }
     const std::size_t expected = operand_roles(op_.kind).size();
     if (operands_.size() != expected)
       throw_bad_input(where_, "{} takes {} operands, not {}", op_kind_name(op_.kind), expected,
@@ -193,6 +215,103 @@ class OpChecker {
     return result;
   }
 
+  // An axis of x in [-rank, rank), as a non-negative index.
+  std::size_t axis_of(std::int64_t axis, std::string_view what) const {
+    const auto rank = static_cast<std::int64_t>(shape(0).size());
+    if (axis < -rank || axis >= rank)
+      throw_bad_input(where_, "{} {} is out of range for operand 'x' of shape {}", what, axis, shape_of(0));
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  Shape reduce() const {
+    const std::vector<std::int64_t>& axes = op_.axes;
+    if (axes.empty()) throw_bad_input(where_, "axes must name at least one axis");
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] < 0 || axes[i] >= static_cast<std::int64_t>(shape(0).size()))
+        throw_bad_input(where_, "axis {} is out of range for operand 'x' of shape {}", axes[i], shape_of(0));
+      if (i > 0 && axes[i] <= axes[i - 1])
+        throw_bad_input(where_, "axes [{}] must be ascending without repeats", fmt::join(axes, ","));
+    }
+    Shape result;
+    for (std::size_t axis = 0; axis < shape(0).size(); ++axis) {
+      const bool reduced = std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(axis)) != axes.end();
+      if (!reduced) result.push_back(shape(0)[axis]);
+      else if (op_.keep_dims) result.push_back(1);
+    }
+    return result;
+  }
+
+  Shape transpose() const {
+    const std::vector<std::int64_t>& permutation = op_.permutation;
+    const std::size_t rank = shape(0).size();
+    std::vector<bool> seen(rank, false);
+    bool valid = permutation.size() == rank;
+    for (std::int64_t axis : permutation) {
+      valid = valid && axis >= 0 && axis < static_cast<std::int64_t>(rank) && !seen[static_cast<std::size_t>(axis)];
+      if (valid) seen[static_cast<std::size_t>(axis)] = true;
+    }
+    if (!valid)
+      throw_bad_input(where_, "permutation [{}] is not a permutation of the {} axes of operand 'x' {}",
+                      fmt::join(permutation, ","), rank, shape_of(0));
+    Shape result;
+    for (std::int64_t axis : permutation) result.push_back(shape(0)[static_cast<std::size_t>(axis)]);
+    return result;
+  }
+
+  Shape concatenate() const {
+    const std::size_t axis = axis_of(op_.axis, "axis");
+    Shape result = shape(0);
+    for (std::size_t i = 1; i < operands_.size(); ++i) {
+      Shape other = shape(i);
+      bool matches = other.size() == result.size();
+      for (std::size_t a = 0; matches && a < other.size(); ++a) matches = a == axis || other[a] == result[a];
+      if (!matches)
+        throw_bad_input(where_, "operand {} has shape {} which does not match operand 0 {} off axis {}", i,
+                        shape_of(i), shape_of(0), axis);
+      result[axis] += other[axis];
+    }
+    return result;
+  }
+
+  Shape slice() const {
+    const Shape& x = shape(0);
+    const std::size_t rank = x.size();
+    if (op_.starts.size() != rank || op_.ends.size() != rank || op_.steps.size() != rank)
+      throw_bad_input(where_, "starts, ends and steps need one entry per axis of operand 'x' {}", shape_of(0));
+    Shape result;
+    for (std::size_t axis = 0; axis < rank; ++axis) {
+      const std::int64_t start = op_.starts[axis], end = op_.ends[axis], step = op_.steps[axis];
+      const bool valid = step != 0 && start >= 0 && start < x[axis] &&
+                         (step > 0 ? end > start && end <= x[axis] : end < start && end >= -1);
+      if (!valid)
+        throw_bad_input(where_, "axis {} of extent {}: start {}, end {}, step {} select no element", axis, x[axis],
+                        start, end, step);
+      const std::int64_t span = step > 0 ? end - start : start - end;
+      const std::int64_t stride = step > 0 ? step : -step;
+      result.push_back((span + stride - 1) / stride);
+    }
+    return result;
+  }
+
+  Shape gather() const {
+    const std::size_t axis = axis_of(op_.axis, "axis");
+    std::int64_t count = 1;
+    for (std::int64_t extent : op_.indices_shape) {
+      if (extent < 1) throw_bad_input(where_, "indices shape {} has an extent below 1", shape_text(op_.indices_shape));
+      count *= extent;
+    }
+    if (count != static_cast<std::int64_t>(op_.indices.size()))
+      throw_bad_input(where_, "{} indices do not fill indices shape {}", op_.indices.size(),
+                      shape_text(op_.indices_shape));
+    for (std::int64_t index : op_.indices)
+      if (index < 0 || index >= shape(0)[axis])
+        throw_bad_input(where_, "index {} is out of range for axis {} of operand 'x' {}", index, axis, shape_of(0));
+    Shape result(shape(0).begin(), shape(0).begin() + static_cast<std::ptrdiff_t>(axis));
+    result.insert(result.end(), op_.indices_shape.begin(), op_.indices_shape.end());
+    result.insert(result.end(), shape(0).begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape(0).end());
+    return result;
+  }
+
   std::vector<Shape> repeat() const {
     const RepeatSignature& signature = op_.signature;
     if (op_.count < 1) throw_bad_input(where_, "repeat count {} must be >= 1", op_.count);
@@ -280,16 +399,21 @@ void check_type(const std::string& where, const std::string& what, const TensorT
 
 std::span<const std::string_view> operand_roles(OpKind kind) {
   switch (kind) {
-    case OpKind::Gemm:
-    case OpKind::Add: return kAB;
+    case OpKind::Gemm: return kAB;
     case OpKind::Gelu:
     case OpKind::Cast:
     case OpKind::Softmax:
     case OpKind::Patchify:
-    case OpKind::Reshape: return kX;
+    case OpKind::Reshape:
+    case OpKind::Transpose:
+    case OpKind::Slice:
+    case OpKind::Gather: return kX;
     case OpKind::LayerNorm: return kLayerNorm;
     case OpKind::Attention: return kAttention;
-    default: return {};
+    default:
+      if (is_binary_elementwise(kind)) return kAB;
+      if (is_unary_elementwise(kind) || is_reduction(kind)) return kX;
+      return {};
   }
 }
 

@@ -51,11 +51,12 @@ TEST(GraphCheck, MalformedJsonGivesLineAndColumn) {
 
 TEST(GraphCheck, UnknownOp) {
   std::string text = kGood;
-  text.replace(text.find("\"gelu\""), 6, "\"relu\"");
+  text.replace(text.find("\"gelu\""), 6, "\"selu\"");
   const std::string path = graph_file("unknown_op", text);
   expect_one_line_error(run_tilec("graph check " + path),
-                        path + ": op 'y': unknown op 'relu' (ops: gemm, gelu, add, cast, layernorm, "
-                               "softmax, attention, patchify, reshape, repeat)");
+                        path + ": op 'y': unknown op 'selu' (ops: gemm, gelu, add, sub, mul, div, pow, sqrt, erf, "
+                               "tanh, relu, sigmoid, exp, cast, layernorm, softmax, attention, reduce_mean, "
+                               "reduce_sum, reduce_max, transpose, concat, slice, gather, patchify, reshape, repeat)");
 }
 
 TEST(GraphCheck, ShapeMismatch) {

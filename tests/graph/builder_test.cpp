@@ -213,6 +213,57 @@ TEST(GraphBuilder, ReshapeResolvesMinusOneAndChecksTheCount) {
             "op 'scalar': shape [] cannot hold the 24 elements of operand 'x' [4,1,6]");
 }
 
+TEST(GraphBuilder, ElementwiseReductionAndLayoutShapes) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({2, 3, 4}));
+  ValueId row = b.input("row", {{4}, kF16});
+  EXPECT_EQ(b.graph().type(b.binary(OpKind::Div, "div", x, row)), f32({2, 3, 4}));
+  EXPECT_EQ(b.graph().type(b.binary(OpKind::Pow, "pow", row, x)), (TensorType{{2, 3, 4}, kF16}));
+  EXPECT_EQ(b.graph().type(b.unary(OpKind::Erf, "erf", x, kF16)), (TensorType{{2, 3, 4}, kF16}));
+  ValueId mean = b.reduce(OpKind::ReduceMean, "mean", x, {-1, 0});
+  EXPECT_EQ(b.graph().type(mean).shape, (Shape{1, 3, 1}));
+  EXPECT_EQ(b.graph().ops.back().axes, (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(b.graph().type(b.reduce(OpKind::ReduceSum, "sum", x, {1}, false)).shape, (Shape{2, 4}));
+  EXPECT_EQ(b.graph().type(b.transpose("t", x, {2, 0, 1})).shape, (Shape{4, 2, 3}));
+  EXPECT_EQ(b.graph().type(b.concat("c", {x, x, x}, 1)).shape, (Shape{2, 9, 4}));
+  EXPECT_EQ(b.graph().type(b.slice("s", x, {1, 2, 0}, {2, -1, 4}, {1, -1, 3})).shape, (Shape{1, 3, 2}));
+  EXPECT_EQ(b.graph().type(b.gather("g", x, -2, {2, 0, 1, 1}, {2, 2})).shape, (Shape{2, 2, 2, 4}));
+  EXPECT_EQ(b.graph().type(b.gather("scalar", x, 2, {3}, {})).shape, (Shape{2, 3}));
+  // A reduction kept with keep_dims broadcasts back over what it reduced.
+  EXPECT_EQ(b.graph().type(b.binary(OpKind::Sub, "centred", x, mean)).shape, (Shape{2, 3, 4}));
+}
+
+TEST(GraphBuilder, ReductionAndLayoutErrorsNameTheOp) {
+  GraphBuilder b;
+  ValueId x = b.input("x", f32({2, 3, 4}));
+  ValueId y = b.input("y", f32({2, 5}));
+  EXPECT_EQ(bad_input_message([&] { b.binary(OpKind::Mul, "mul", x, y); }),
+            "op 'mul': operand 'b' has shape [2,5] which does not broadcast with operand 'a' [2,3,4]");
+  EXPECT_EQ(bad_input_message([&] { b.reduce(OpKind::ReduceMax, "r", x, {3}); }),
+            "op 'r': axis 3 is out of range for operand 'x' of shape [2,3,4]");
+  EXPECT_EQ(bad_input_message([&] { b.reduce(OpKind::ReduceMax, "twice", x, {1, -2}); }),
+            "op 'twice': axes [1,1] must be ascending without repeats");
+  EXPECT_EQ(bad_input_message([&] { b.reduce(OpKind::ReduceMean, "none", x, {}); }),
+            "op 'none': axes must name at least one axis");
+  EXPECT_EQ(bad_input_message([&] { b.transpose("t", x, {0, 0, 1}); }),
+            "op 't': permutation [0,0,1] is not a permutation of the 3 axes of operand 'x' [2,3,4]");
+  EXPECT_EQ(bad_input_message([&] { b.concat("c", {x, y}, 0); }),
+            "op 'c': operand 1 has shape [2,5] which does not match operand 0 [2,3,4] off axis 0");
+  EXPECT_EQ(bad_input_message([&] { b.concat("empty", {}, 0); }), "op 'empty': concat takes at least one operand");
+  EXPECT_EQ(bad_input_message([&] { b.concat("far", {x}, 3); }),
+            "op 'far': axis 3 is out of range for operand 'x' of shape [2,3,4]");
+  EXPECT_EQ(bad_input_message([&] { b.slice("s", x, {0, 0}, {1, 1}, {1, 1}); }),
+            "op 's': starts, ends and steps need one entry per axis of operand 'x' [2,3,4]");
+  EXPECT_EQ(bad_input_message([&] { b.slice("empty_axis", x, {0, 2, 0}, {2, 2, 4}, {1, 1, 1}); }),
+            "op 'empty_axis': axis 1 of extent 3: start 2, end 2, step 1 select no element");
+  EXPECT_EQ(bad_input_message([&] { b.slice("zero_step", x, {0, 0, 0}, {2, 3, 4}, {1, 0, 1}); }),
+            "op 'zero_step': axis 1 of extent 3: start 0, end 3, step 0 select no element");
+  EXPECT_EQ(bad_input_message([&] { b.gather("g", x, 1, {3}, {1}); }),
+            "op 'g': index 3 is out of range for axis 1 of operand 'x' [2,3,4]");
+  EXPECT_EQ(bad_input_message([&] { b.gather("count", x, 1, {0, 1}, {3}); }),
+            "op 'count': 2 indices do not fill indices shape [3]");
+}
+
 TEST(GraphBuilder, NamesAreCheckedAndUnique) {
   GraphBuilder b;
   ValueId x = b.input("x", f32({2, 2}));

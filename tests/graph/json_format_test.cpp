@@ -209,8 +209,9 @@ TEST(JsonFormat, InputErrors) {
 
 TEST(JsonFormat, OpErrorsNameTheOp) {
   EXPECT_EQ(read_error(with_ops(R"({"op": "gemmm", "name": "h", "a": "x", "b": "w"})")),
-            "model.json: op 'h': unknown op 'gemmm' (ops: gemm, gelu, add, cast, layernorm, "
-            "softmax, attention, patchify, reshape, repeat)");
+            "model.json: op 'h': unknown op 'gemmm' (ops: gemm, gelu, add, sub, mul, div, pow, sqrt, erf, tanh, "
+            "relu, sigmoid, exp, cast, layernorm, softmax, attention, reduce_mean, reduce_sum, reduce_max, "
+            "transpose, concat, slice, gather, patchify, reshape, repeat)");
   EXPECT_EQ(read_error(with_ops(R"({"op": "gemm", "name": "h", "a": "x", "b": "w", "type": "f16",
                                     "transpose": true})")),
             "model.json: op 'h': unknown field 'transpose' (gemm takes op, name, a, b, type, scale, "

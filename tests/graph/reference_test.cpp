@@ -287,6 +287,77 @@ TEST(Reference, ReshapeKeepsTheElementsInOrder) {
   EXPECT_THAT(result.outputs.at("h").to_floats(), ElementsAre(1, 2, 3, 4, 5, 60));
 }
 
+TEST(Reference, BinaryAndUnaryElementwiseOps) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 2}, kF32});
+  ValueId c = b.input("c", {{2}, kF32});
+  b.output("sub", b.binary(OpKind::Sub, "sub", x, c));
+  b.output("mul", b.binary(OpKind::Mul, "mul", x, c));
+  b.output("div", b.binary(OpKind::Div, "div", c, x));
+  b.output("pow", b.binary(OpKind::Pow, "pow", x, c));
+  b.output("sqrt", b.unary(OpKind::Sqrt, "sqrt", x));
+  b.output("erf", b.unary(OpKind::Erf, "erf", x));
+  b.output("tanh", b.unary(OpKind::Tanh, "tanh", x));
+  b.output("relu", b.unary(OpKind::Relu, "relu", b.binary(OpKind::Sub, "shifted", x, c)));
+  b.output("sigmoid", b.unary(OpKind::Sigmoid, "sigmoid", x));
+  b.output("exp", b.unary(OpKind::Exp, "exp", x, kF16));
+  const ReferenceResult r =
+      run_reference(b.finish(), {{"x", tensor({2, 2}, {1, 4, 9, 0.5f})}, {"c", tensor({2}, {2, 3})}});
+  EXPECT_THAT(r.outputs.at("sub").to_floats(), ElementsAre(-1, 1, 7, -2.5f));
+  EXPECT_THAT(r.outputs.at("mul").to_floats(), ElementsAre(2, 12, 18, 1.5f));
+  EXPECT_THAT(r.outputs.at("div").to_floats(), ElementsAre(2, 0.75f, 2.0f / 9.0f, 6));
+  EXPECT_THAT(r.outputs.at("pow").to_floats(), ElementsAre(1, 64, 81, 0.125f));
+  EXPECT_THAT(r.outputs.at("sqrt").to_floats(), ElementsAre(1, 2, 3, std::sqrt(0.5f)));
+  EXPECT_THAT(r.outputs.at("erf").to_floats(), ElementsAre(std::erf(1.0f), std::erf(4.0f), 1.0f, std::erf(0.5f)));
+  EXPECT_THAT(r.outputs.at("tanh").to_floats(), ElementsAre(std::tanh(1.0f), std::tanh(4.0f), std::tanh(9.0f), std::tanh(0.5f)));
+  EXPECT_THAT(r.outputs.at("relu").to_floats(), ElementsAre(0, 1, 7, 0));
+  EXPECT_THAT(r.outputs.at("sigmoid").to_floats(),
+              ElementsAre(FloatNear(0.7310586f, 1e-7f), FloatNear(0.9820138f, 1e-7f), FloatNear(0.9998766f, 1e-7f),
+                          FloatNear(0.6224593f, 1e-7f)));
+  // Rounded once to the result's f16.
+  EXPECT_THAT(r.outputs.at("exp").to_floats(),
+              ElementsAre(round_to_half(std::exp(1.0f)), round_to_half(std::exp(4.0f)),
+                          round_to_half(std::exp(9.0f)), round_to_half(std::exp(0.5f))));
+}
+
+TEST(Reference, ReductionsOverChosenAxes) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 3}, kF32});
+  b.output("mean_rows", b.reduce(OpKind::ReduceMean, "mean_rows", x, {1}));
+  b.output("sum_columns", b.reduce(OpKind::ReduceSum, "sum_columns", x, {0}, false));
+  b.output("max_all", b.reduce(OpKind::ReduceMax, "max_all", x, {0, 1}, false));
+  const ReferenceResult r = run_reference(b.finish(), {{"x", tensor({2, 3}, {1, 2, 6, -4, -5, -6})}});
+  EXPECT_EQ(r.outputs.at("mean_rows").type.shape, (Shape{2, 1}));
+  EXPECT_THAT(r.outputs.at("mean_rows").to_floats(), ElementsAre(3, -5));
+  EXPECT_THAT(r.outputs.at("sum_columns").to_floats(), ElementsAre(-3, -3, 0));
+  EXPECT_EQ(r.outputs.at("max_all").type.shape, (Shape{}));
+  EXPECT_THAT(r.outputs.at("max_all").to_floats(), ElementsAre(6));
+}
+
+TEST(Reference, TransposeConcatSliceAndGatherMoveElements) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 3}, kF32});
+  ValueId y = b.input("y", {{2, 1}, kF32});
+  b.output("t", b.transpose("t", x, {1, 0}));
+  b.output("c", b.concat("c", {x, y}, -1));
+  b.output("rows", b.concat("rows", {x, x}, 0));
+  b.output("s", b.slice("s", x, {1, 2}, {-1, -1}, {-1, -2}));
+  b.output("g", b.gather("g", x, 1, {2, 2, 0}, {3}));
+  b.output("one", b.gather("one", x, 0, {1}, {}));
+  const ReferenceResult r =
+      run_reference(b.finish(), {{"x", tensor({2, 3}, {0, 1, 2, 3, 4, 5})}, {"y", tensor({2, 1}, {8, 9})}});
+  EXPECT_EQ(r.outputs.at("t").type.shape, (Shape{3, 2}));
+  EXPECT_THAT(r.outputs.at("t").to_floats(), ElementsAre(0, 3, 1, 4, 2, 5));
+  EXPECT_THAT(r.outputs.at("c").to_floats(), ElementsAre(0, 1, 2, 8, 3, 4, 5, 9));
+  EXPECT_THAT(r.outputs.at("rows").to_floats(), ElementsAre(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5));
+  // Rows 1 then 0, columns 2 then 0.
+  EXPECT_EQ(r.outputs.at("s").type.shape, (Shape{2, 2}));
+  EXPECT_THAT(r.outputs.at("s").to_floats(), ElementsAre(5, 3, 2, 0));
+  EXPECT_THAT(r.outputs.at("g").to_floats(), ElementsAre(2, 2, 0, 5, 5, 3));
+  EXPECT_EQ(r.outputs.at("one").type.shape, (Shape{3}));
+  EXPECT_THAT(r.outputs.at("one").to_floats(), ElementsAre(3, 4, 5));
+}
+
 // The ViT tower's two broadcasts: a [T, W] position embedding added to every
 // batch item, and the head's one probe q [1, 1, D] attending over each batch
 // item's k, v [b, T, D]: the same as the batch items' attentions done one by one.

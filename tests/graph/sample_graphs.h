@@ -27,6 +27,21 @@ inline Graph every_op_graph() {
   ValueId c = b.cast("c", ge, {ElementType::F152, 2});
   ValueId patches = b.patchify("patches", x, 2);
   ValueId flat = b.reshape("flat", patches, {4, -1}, kF32);
+  ValueId product = b.binary(OpKind::Mul, "product", ln, a);
+  ValueId difference = b.binary(OpKind::Sub, "difference", product, gamma);
+  ValueId quotient = b.binary(OpKind::Div, "quotient", difference, a, kF16);
+  ValueId power = b.binary(OpKind::Pow, "power", quotient, quotient);
+  ValueId root = b.unary(OpKind::Sqrt, "root", power);
+  ValueId curve = b.unary(OpKind::Tanh, "curve", b.unary(OpKind::Erf, "erf", root));
+  ValueId gate = b.unary(OpKind::Sigmoid, "gate", b.unary(OpKind::Relu, "relu", b.unary(OpKind::Exp, "exp", curve)));
+  ValueId mean = b.reduce(OpKind::ReduceMean, "mean", gate, {-1});
+  ValueId total = b.reduce(OpKind::ReduceSum, "total", mean, {0, 2}, false);
+  ValueId peak = b.reduce(OpKind::ReduceMax, "peak", gate, {1});
+  ValueId turned = b.transpose("turned", peak, {2, 0, 1});
+  ValueId joined = b.concat("joined", {turned, turned}, -1);
+  ValueId part = b.slice("part", joined, {7, 0, 1}, {-1, 2, 2}, {-2, 1, 1});
+  ValueId picked = b.gather("picked", part, 0, {3, 0, 0}, {3});
+  ValueId first = b.gather("first", total, 0, {0}, {});
   std::vector<ValueId> loop = b.repeat(
       "loop", 3,
       {.carried = {ge, a}, .sequence = {stacked}, .invariant = {gamma},
@@ -40,6 +55,8 @@ inline Graph every_op_graph() {
   b.output("a_final", loop[1]);
   b.output("c", c);
   b.output("flat", flat);
+  b.output("picked", picked);
+  b.output("first", first);
   return b.finish();
 }
 
