@@ -120,15 +120,23 @@ struct Label {
 // (current layout, layout the repeat's carried value has at its entry or -1)
 using State = std::pair<int, int>;
 
+// A state keeps at most this many labels: the fastest, and the few that
+// need least memory (when memory is tight, only those may fit).
+constexpr std::size_t kLabelsPerState = 12, kSmallestLabels = 4;
+
+std::int64_t label_bytes(const Label& label) { return label.weight_bytes + label.input_bytes + label.activation_peak; }
+
 void insert_label(std::vector<Label>& front, Label label) {
   for (const Label& existing : front)
     if (existing.dominates(label)) return;
   std::erase_if(front, [&](const Label& existing) { return label.dominates(existing); });
   front.push_back(std::move(label));
-  if (front.size() > 12) {
-    std::sort(front.begin(), front.end(), [](const Label& a, const Label& b) { return a.cycles < b.cycles; });
-    front.resize(12);
-  }
+  if (front.size() <= kLabelsPerState) return;
+  std::sort(front.begin(), front.end(),
+            [](const Label& a, const Label& b) { return label_bytes(a) < label_bytes(b); });
+  std::sort(front.begin() + kSmallestLabels, front.end(),
+            [](const Label& a, const Label& b) { return a.cycles < b.cycles; });
+  front.resize(kLabelsPerState);
 }
 
 // A candidate's layouts as ids of the search's table.
