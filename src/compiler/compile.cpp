@@ -83,10 +83,33 @@ class Driver {
       runtime_ = compile_runtime();
     }
     dump("compile_runtime", [&] { return object_summary(runtime_); });
-    std::vector<int> group_sizes;
     {
       Span span("gemm_candidates");
       chain_ = build_chain(graph_);
+    }
+    // Partial sums as numerics prefer; where no plan fits so, in FP16
+    // wherever one pass sums them (half the memory and exchange).
+    for (bool relaxed : {false, true}) {
+      if (relaxed && options_.fp16_partials_anywhere) break;
+      options_.fp16_partials_anywhere |= relaxed;
+      if (relaxed) log("no plan fits with partial sums in FP32 where numerics prefer them; trying FP16 partial sums");
+      if (std::optional<CompileResult> result = search_and_build(machine)) return std::move(*result);
+    }
+    const std::uint32_t budget = options_.budget();
+    throw NoPlanFits(fmt::format("no plan fits the budget of {} bytes per tile: the smallest peak any plan reached is "
+                                 "{} bytes on tile 0 ({}; {}) with {}; budget {} bytes",
+                                 budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why,
+                                 best_rejection_.plan, budget));
+  }
+
+ private:
+  // The plans of the current options, fastest first, built until one fits
+  // the budget; the smallest is measured when none is tried, to say what
+  // fills a tile.
+  std::optional<CompileResult> search_and_build(const MachineModel& machine) {
+    std::vector<int> group_sizes;
+    {
+      Span span("gemm_candidates");
       group_sizes = candidate_group_sizes(chain_, options_);
       candidates_ = gemm_candidates(chain_, group_sizes, options_);
     }
@@ -102,17 +125,12 @@ class Driver {
     for (const PlanChoice& choice : search.front) {
       if (choice.estimate.peak_bytes > budget + budget / 4 && &choice != &search.front.back()) continue;
       if (++attempts > 8) break;
-      if (std::optional<CompileResult> result = attempt(choice, machine)) return std::move(*result);
+      if (std::optional<CompileResult> result = attempt(choice, machine)) return result;
     }
-    // Nothing tried: measure the smallest plan, to say what fills a tile.
     if (attempts == 0 && search.smallest) attempt(*search.smallest, machine);
-    throw NoPlanFits(fmt::format("no plan fits the budget of {} bytes per tile: the smallest peak any plan reached is "
-                                 "{} bytes on tile 0 ({}; {}) with {}; budget {} bytes",
-                                 budget, best_rejection_.peak, best_rejection_.contributors, best_rejection_.why,
-                                 best_rejection_.plan, budget));
+    return std::nullopt;
   }
 
- private:
   void log(std::string line) { log_.push_back(std::move(line)); }
 
   // Keeps the text of `make()` when `stage` is the one to dump (the last
@@ -248,7 +266,7 @@ class Driver {
   }
 
   const graph::Graph& graph_;
-  const CompileOptions& options_;
+  CompileOptions options_;
   isa::Object runtime_;
   Chain chain_;
   GemmCandidates candidates_;

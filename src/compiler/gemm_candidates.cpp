@@ -46,9 +46,10 @@ bool quantised_to_fp8_later(const Chain& chain, int activation, std::vector<bool
 // quantises the result further (an FP8 cast, here or in a later
 // elementwise step, would turn their rounding into coarse flips);
 // otherwise as FP32.
-ElementType partial_type_for(const Chain& chain, int step_index, int k_parts) {
+ElementType partial_type_for(const Chain& chain, int step_index, int k_parts, bool fp16_anywhere) {
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   if (step.result.element != ElementType::F16 || k_parts > kMaxCombineInputs) return ElementType::F32;
+  if (fp16_anywhere) return ElementType::F16;
   if (chain.repeat && step_index >= chain.repeat->first_step && step_index <= chain.repeat->last_step)
     return ElementType::F32;
   for (const EpilogueOp& op : step.epilogue)
@@ -69,7 +70,7 @@ std::vector<int> k_part_counts(int group_size, std::int64_t k_units, int most) {
 }
 
 GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, int column_parts, int k_parts,
-                             bool weights_moved, std::int64_t iterations) {
+                             bool weights_moved, std::int64_t iterations, bool fp16_partials_anywhere) {
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   const Weight& weight = chain.weights[static_cast<std::size_t>(step.weight)];
   std::int64_t k = step.transpose_weight ? weight.shape[1] : weight.shape[0];
@@ -81,7 +82,7 @@ GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, 
   candidate.weights_moved = weights_moved;
   candidate.columns = balanced_split(n, column_parts, kPanelRows);
   candidate.ks = balanced_split(k, k_parts, kPanelRows);
-  candidate.partial_type = partial_type_for(chain, step_index, k_parts);
+  candidate.partial_type = partial_type_for(chain, step_index, k_parts, fp16_partials_anywhere);
   candidate.max_columns = candidate.columns.front().size();
   candidate.max_ks = candidate.ks.front().size();
   // Moved weights: a tile stores its piece, at most ceil(blocks / Pm) blocks.
@@ -134,7 +135,8 @@ GemmCandidates gemm_candidates(const Chain& chain, const std::vector<int>& group
               static_cast<int>(std::min<std::int64_t>(group_size / (row_parts * k_parts), ceil_div(n, kPanelRows)));
           // Row parts with replicated weights are what groups give; split
           // rows here store each weight once and gather it.
-          list.push_back(make_candidate(chain, index, row_parts, column_parts, k_parts, row_parts > 1, iterations));
+          list.push_back(make_candidate(chain, index, row_parts, column_parts, k_parts, row_parts > 1, iterations,
+                                        options.fp16_partials_anywhere));
         }
       }
     }

@@ -109,6 +109,9 @@ struct Label {
   std::int64_t input_bytes = 0;     // the host input's records on the busiest tile
   std::int64_t output_elements = 0;  // the output's largest piece on a tile
   std::vector<int> choice;
+  // Where each activation computed (or bound) so far is: a layout id, or
+  // -1. Steps read their inputs from there.
+  std::vector<int> layout_of;
 
   // Weights and the host input's per-chunk records stay for the whole run.
   bool dominates(const Label& other) const {
@@ -314,10 +317,7 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
   label.supervisor_bundles += 20;
 }
 
-// A step's operands already in the layouts it reads (its cost alone), or
-// host inputs bound now.
-constexpr int kAlreadyThere = -2;
-constexpr int kHostInput = -3;
+
 
 // The attention shape of a candidate at this chunk size.
 AttentionShape attention_shape(const SearchContext& context, const Step& step, const AttentionCandidate& candidate) {
@@ -327,11 +327,13 @@ AttentionShape attention_shape(const SearchContext& context, const Step& step, c
 
 // Attention on (segment, head group, query block, key block) tiles
 // (attention_candidates.h): q, k and v rearranged to them (ids.q, ids.k,
-// ids.v; none when `from` is kAlreadyThere), each tile's share of GEMMs and
+// ids.v) from where `layout_of` says they are (no layouts: host inputs
+// bound now; already_there: no rearrange), each tile's share of GEMMs and
 // softmax, and with several key blocks the exchange of partials and their
 // merge.
-void add_attention(const SearchContext& context, int step_index, int from, const AttentionCandidate& candidate,
-                   const AttentionLayoutIds& ids, Label& label) {
+void add_attention(const SearchContext& context, int step_index, const std::vector<int>& layout_of,
+                   const AttentionCandidate& candidate, const AttentionLayoutIds& ids, Label& label,
+                   bool already_there = false) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
@@ -344,12 +346,14 @@ void add_attention(const SearchContext& context, int step_index, int from, const
   std::int64_t held = 0;
   for (int i = 0; i < 3; ++i) {
     const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
-    if (from == kHostInput) {
+    const int from = layout_of.empty() ? -1 : layout_of[static_cast<std::size_t>(operands[i])];
+    if (already_there) {
+    } else if (from < 0) {
       // Bound from the host stored once in the layout read.
       const int stored = context.layouts.id(stored_once(context.layouts.at(wanted[i]), label.input_spread));
       label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
       add_rearrange(context, stored, wanted[i], storage_bytes(a.storage), repeat, label);
-    } else if (from != kAlreadyThere) {
+    } else {
       add_rearrange(context, from, wanted[i], storage_bytes(a.storage), repeat, label);
     }
     held += pieces[i] * kPanelRows * storage_bytes(a.storage);
@@ -462,7 +466,7 @@ std::vector<int> keep_attention_candidates(const SearchContext& context, int ste
     if (candidate.key_parts > 1 && shape.segments * candidate.query_parts * candidate.head_parts < 2)
       continue;  // the partials merge on another block's tiles
     Label alone;
-    add_attention(context, step_index, kAlreadyThere, candidate, AttentionLayoutIds{}, alone);
+    add_attention(context, step_index, {}, candidate, AttentionLayoutIds{}, alone, true);
     // Receiving its q, k and v blocks whole.
     const std::int64_t received =
         (shape.query_block_panels() * shape.qk_head_columns() +
@@ -505,17 +509,21 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
   // (chosen per candidate below); until then its state is "undecided" (-1).
   Label start;
   start.choice.assign(chain.steps.size(), -1);
+  start.layout_of.assign(chain.activations.size(), -1);
   states[{-1, -1}].push_back(start);
 
   for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
     const Step& step = chain.steps[index];
     std::map<State, std::vector<Label>> next;
     for (auto& [state, labels] : states) {
-      auto [current, entry] = state;
+      const int entry = state.second;
       for (const Label& label : labels) {
         auto continue_with = [&](int layout, int entry_layout, Label grown) {
+          grown.layout_of[static_cast<std::size_t>(step.output)] = layout;
           insert_label(next[{layout, entry_layout}], std::move(grown));
         };
+        // Where the step's input is (-1: a host input not bound yet).
+        const int from = label.layout_of[static_cast<std::size_t>(step.input)];
         if (step.kind == StepKind::Gemm) {
           const auto& options = context.candidates.by_step.at(index).at(context.group_size);
           for (int c = 0; c < static_cast<int>(options.size()); ++c) {
@@ -526,8 +534,8 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             grown.choice[index] = c;
             // An undecided host input is bound straight into the stored-once
             // form of the layout this step reads.
-            if (current >= 0) {
-              add_gemm(context, index, candidate, current, ids.input, grown);
+            if (from >= 0) {
+              add_gemm(context, index, candidate, from, ids.input, grown);
               continue_with(ids.output, entry, std::move(grown));
               continue;
             }
@@ -541,24 +549,31 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             }
           }
         } else if (step.kind == StepKind::Map) {
-          if (current < 0) {
-            // A map on the host input: keep it spread over the group in 16-column parts.
-            current = layouts.id(spread_layout(context.chunk_panels, chain.activations[step.input].cols,
-                                               context.group_size));
-          }
+          // A map on a host input keeps it spread over the group in
+          // 16-column parts; its other input comes to its layout.
+          const int at = from >= 0 ? from
+                                   : layouts.id(spread_layout(context.chunk_panels, chain.activations[step.input].cols,
+                                                              context.group_size));
           bool enters_region = chain.repeat && index < chain.repeat->first_step &&
                                step.name == chain.repeat->name + ".enter";
           if (enters_region) {
-            for (int id : entry_layouts(context, current)) {
+            for (int id : entry_layouts(context, at)) {
               Label grown = label;
-              add_rearrange(context, current, id, storage_bytes(chain.activations[step.input].storage), 1.0, grown);
+              add_rearrange(context, at, id, storage_bytes(chain.activations[step.input].storage), 1.0, grown);
               continue_with(id, id, std::move(grown));
             }
             continue;
           }
           Label grown = label;
-          add_elementwise(context, index, current, grown);
-          continue_with(current, entry, std::move(grown));
+          if (step.second_input >= 0) {
+            const int other = label.layout_of[static_cast<std::size_t>(step.second_input)];
+            const double repeat = in_region(chain, index) ? static_cast<double>(context.iterations) : 1.0;
+            if (other >= 0)
+              add_rearrange(context, other, at, storage_bytes(chain.activations[step.second_input].storage), repeat,
+                            grown);
+          }
+          add_elementwise(context, index, at, grown);
+          continue_with(at, entry, std::move(grown));
         } else {
           const std::int64_t cols = chain.activations[step.output].cols;
           if (step.kind == StepKind::Attention) {
@@ -568,15 +583,15 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
               const AttentionLayoutIds& ids = context.attention_layouts.at(index).at(c);
               Label grown = label;
               grown.choice[index] = c;
-              if (current >= 0) {
-                add_attention(context, index, current, candidate, ids, grown);
+              if (from >= 0) {
+                add_attention(context, index, label.layout_of, candidate, ids, grown);
                 continue_with(ids.output, entry, std::move(grown));
                 continue;
               }
               for (int spread : kInputSpreads) {
                 Label bound = grown;
                 bound.input_spread = spread;
-                add_attention(context, index, kHostInput, candidate, ids, bound);
+                add_attention(context, index, std::vector<int>{}, candidate, ids, bound);
                 continue_with(ids.output, entry, std::move(bound));
               }
             }
@@ -588,8 +603,8 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             const int output = layouts.id(row_output_layout(candidate, context.chunk_panels, cols));
             Label grown = label;
             grown.choice[index] = c;
-            if (current >= 0) {
-              add_row_step(context, index, current, candidate, grown);
+            if (from >= 0) {
+              add_row_step(context, index, from, candidate, grown);
               continue_with(output, entry, std::move(grown));
               continue;
             }
