@@ -236,10 +236,11 @@ double attention_merge_cycles(const AttentionShape& shape, const AttentionKernel
 }
 
 std::uint32_t AttentionScratch::total() const {
-  return transposed + scores + probabilities + chunk_statistics + partial + statistics + merge + merge_workers;
+  return transposed + (scores_in_v ? 0 : scores) + (probabilities_in_k ? 0 : probabilities) + chunk_statistics +
+         partial + statistics + merge + merge_workers;
 }
 
-AttentionScratch attention_scratch(const AttentionShape& shape, const AttentionKernels& kernels) {
+AttentionScratch attention_scratch(const AttentionShape& shape, const AttentionKernels& kernels, bool inputs_free) {
   AttentionScratch scratch;
   const std::int64_t qp = shape.query_block_panels(), kp = shape.key_block_panels();
   const std::uint32_t bytes = element_bytes(kernels.scores.weights);
@@ -248,6 +249,11 @@ AttentionScratch attention_scratch(const AttentionShape& shape, const AttentionK
   scratch.scores = u32(kp * kPanelRows * qp * kPanelRows) * 4;
   scratch.probabilities = u32(kp * kPanelRows * qp * kPanelRows) * bytes;
   if (kernels.softmax_chunks > 1) scratch.chunk_statistics = u32(kernels.softmax_chunks * row_statistics_bytes(qp));
+  if (inputs_free && shape.heads_per_tile() == 1) {
+    const std::int64_t key_piece = kp * kPanelRows * bytes;
+    scratch.scores_in_v = scratch.scores <= u32(key_piece * shape.v_head_columns());
+    scratch.probabilities_in_k = scratch.probabilities <= u32(key_piece * shape.qk_head_columns());
+  }
   if (shape.candidate.key_parts > 1) {
     scratch.partial = u32(dv_blocks * kPanelRows * qp * kPanelRows) * 4;
     scratch.statistics = u32(row_statistics_bytes(qp));

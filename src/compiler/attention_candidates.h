@@ -87,7 +87,10 @@ AttentionKernels attention_kernels(const AttentionShape& shape, ElementType inpu
 double attention_tile_cycles(const AttentionShape& shape, const AttentionKernels& kernels);
 double attention_merge_cycles(const AttentionShape& shape, const AttentionKernels& kernels);
 
-// Bytes a tile's share needs beyond its q, k, v and output pieces.
+// Bytes a tile's share needs beyond its q, k, v and output pieces. With
+// one head a tile, S may go where v was (v is read only by the transpose,
+// which runs first) and P where k was (read only by S), when they fit and
+// nothing reads v or k after the step: scores_in_v, probabilities_in_k.
 struct AttentionScratch {
   std::uint32_t transposed = 0;      // one head's v, transposed
   std::uint32_t scores = 0;          // FP32 S (and the split softmax's exponentials)
@@ -98,8 +101,12 @@ struct AttentionScratch {
   std::uint32_t merge_slot = 0;      // one partial's share and statistics
   std::uint32_t merge = 0;           // every key part's slot
   std::uint32_t merge_workers = 0;   // the merge kernel's scratch, six workers
+  bool scores_in_v = false;
+  bool probabilities_in_k = false;
   std::uint32_t total() const;
 };
-AttentionScratch attention_scratch(const AttentionShape& shape, const AttentionKernels& kernels);
+// `inputs_free`: v and k may be overwritten within the step.
+AttentionScratch attention_scratch(const AttentionShape& shape, const AttentionKernels& kernels,
+                                   bool inputs_free = true);
 
 }  // namespace tilec::compiler

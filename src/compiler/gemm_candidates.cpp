@@ -69,6 +69,14 @@ std::vector<int> k_part_counts(int group_size, std::int64_t k_units, int most) {
   return counts;
 }
 
+// K parts come in whole 16-row blocks of the weights, unless rounding to
+// them would add more than 2% to the largest part (weights stay resident:
+// on a full chip every byte of them counts).
+std::int64_t k_unit(std::int64_t k, int k_parts) {
+  const std::int64_t exact = ceil_div(k, k_parts);
+  return ceil_div(exact, kPanelRows) * kPanelRows * 50 > exact * 51 ? 1 : kPanelRows;
+}
+
 GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, int column_parts, int k_parts,
                              bool weights_moved, std::int64_t iterations, bool fp16_partials_anywhere) {
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
@@ -81,7 +89,7 @@ GemmCandidate make_candidate(const Chain& chain, int step_index, int row_parts, 
   candidate.k_parts = k_parts;
   candidate.weights_moved = weights_moved;
   candidate.columns = balanced_split(n, column_parts, kPanelRows);
-  candidate.ks = balanced_split(k, k_parts, kPanelRows);
+  candidate.ks = balanced_split(k, k_parts, k_unit(k, k_parts));
   candidate.partial_type = partial_type_for(chain, step_index, k_parts, fp16_partials_anywhere);
   candidate.max_columns = candidate.columns.front().size();
   candidate.max_ks = candidate.ks.front().size();

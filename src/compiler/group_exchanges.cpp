@@ -138,6 +138,12 @@ class LirBuilder {
            value(op.inputs[0]).storage == value(id).storage;
   }
 
+  bool loop_carried_value(int id) const {
+    for (const auto& [end, start] : program_.loop_carried)
+      if (end == id || start == id) return true;
+    return false;
+  }
+
   int first_value_of_input(const std::string& name) const {
     for (const auto& [input, activation] : chain_.inputs)
       if (input == name)
@@ -778,16 +784,26 @@ class LirBuilder {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const AttentionShape shape = attention_shape(op);
     const AttentionKernels kernels = attention_kernels_of(op);
-    const AttentionScratch sizes = attention_scratch(shape, kernels);
     const int phase = phase_of(index);
+    // v and k may hold S and P when this step is all that reads them.
+    auto last_read_here = [&](int input) {
+      const Buffer& buffer = lir_.buffers[static_cast<std::size_t>(lir_.value_places[static_cast<std::size_t>(input)].buffer)];
+      int readers = 0;
+      for (const MidOp& reader : program_.ops)
+        readers += static_cast<int>(std::count(reader.inputs.begin(), reader.inputs.end(), input));
+      return buffer.kind == BufferKind::Value && readers == 1 && !loop_carried_value(input);
+    };
+    const AttentionScratch sizes =
+        attention_scratch(shape, kernels, last_read_here(op.inputs[1]) && last_read_here(op.inputs[2]));
     AttentionWork work;
     work.q = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
     work.k = lir_.value_places[static_cast<std::size_t>(op.inputs[1])];
     work.v = lir_.value_places[static_cast<std::size_t>(op.inputs[2])];
     work.identity = identity(value(op.inputs[0]).storage.element);
     work.transposed = scratch_buffer(op.name + ".transposed", sizes.transposed, phase);
-    work.scores = scratch_buffer(op.name + ".scores", sizes.scores, phase);
-    work.probabilities = scratch_buffer(op.name + ".probabilities", sizes.probabilities, phase);
+    work.scores = sizes.scores_in_v ? work.v : scratch_buffer(op.name + ".scores", sizes.scores, phase);
+    work.probabilities =
+        sizes.probabilities_in_k ? work.k : scratch_buffer(op.name + ".probabilities", sizes.probabilities, phase);
     work.chunk_statistics = scratch_buffer(op.name + ".chunk statistics", sizes.chunk_statistics, phase);
     const Place output = lir_.value_places[static_cast<std::size_t>(op.output)];
     const bool partial = shape.candidate.key_parts > 1;

@@ -407,7 +407,7 @@ std::vector<int> keep_candidates(const SearchContext& context, int step) {
   std::sort(by_cycles.begin(), by_cycles.end());
   std::sort(by_bytes.begin(), by_bytes.end());
   for (std::size_t i = 0; i < by_cycles.size() && i < kRowSplitCandidates; ++i) kept.push_back(by_cycles[i].second);
-  for (std::size_t i = 0; i < by_bytes.size() && i < kRowSplitCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
+  for (std::size_t i = 0; i < by_bytes.size() && i < kRowSplitCandidates; ++i) kept.push_back(by_bytes[i].second);
   std::sort(kept.begin(), kept.end());
   kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   return kept;
