@@ -38,10 +38,13 @@ std::string AttentionCandidate::text() const {
 std::vector<AttentionCandidate> attention_candidates(const Chain& chain, const Step& step, int group_size) {
   const std::int64_t heads = step.attention_heads;
   const std::int64_t panels = ceil_div(chain.segment_rows, kPanelRows);
+  const std::int64_t query_panels =
+      ceil_div(chain.spaces[static_cast<std::size_t>(chain.activations[static_cast<std::size_t>(step.input)].space)].rows,
+               kPanelRows);
   std::vector<AttentionCandidate> candidates;
   for (int head_parts = 1; head_parts <= heads && head_parts <= group_size; ++head_parts) {
     if (heads % head_parts != 0) continue;
-    for (int query_parts : part_counts(panels)) {
+    for (int query_parts : part_counts(step.shared_query ? query_panels : panels)) {
       if (head_parts * query_parts > group_size) break;
       for (int key_parts : part_counts(panels)) {
         if (head_parts * query_parts * key_parts > group_size) break;
@@ -73,7 +76,22 @@ std::int64_t AttentionShape::v_head_columns() const {
   return chain->activations[static_cast<std::size_t>(step->output)].cols / step->attention_heads;
 }
 
-std::vector<Range> AttentionShape::query_panels() const { return balanced_split(segment_panels, candidate.query_parts, 1); }
+AttentionShape attention_shape(const Chain& chain, const Step& step, const AttentionCandidate& candidate,
+                               std::int64_t chunk_panels) {
+  const std::int64_t segment_panels = chain.padded_segment_rows() / kPanelRows;
+  const RowSpace& queries = chain.spaces[static_cast<std::size_t>(chain.activations[static_cast<std::size_t>(step.input)].space)];
+  return AttentionShape{&chain,
+                        &step,
+                        candidate,
+                        chunk_panels / segment_panels,
+                        segment_panels,
+                        step.shared_query ? ceil_div(queries.rows, kPanelRows) : segment_panels,
+                        step.shared_query};
+}
+
+std::vector<Range> AttentionShape::query_panels() const {
+  return balanced_split(query_segment_panels, candidate.query_parts, 1);
+}
 std::vector<Range> AttentionShape::key_panels() const { return balanced_split(segment_panels, candidate.key_parts, 1); }
 
 std::int64_t AttentionShape::valid_keys(int key_part) const {
@@ -81,7 +99,7 @@ std::int64_t AttentionShape::valid_keys(int key_part) const {
   return std::max<std::int64_t>(0, std::min(panels.end * kPanelRows, chain->segment_rows) - panels.begin * kPanelRows);
 }
 
-std::int64_t AttentionShape::query_block_panels() const { return ceil_div(segment_panels, candidate.query_parts); }
+std::int64_t AttentionShape::query_block_panels() const { return ceil_div(query_segment_panels, candidate.query_parts); }
 std::int64_t AttentionShape::key_block_panels() const { return ceil_div(segment_panels, candidate.key_parts); }
 
 Range AttentionShape::merge_share(int key_part) const {
@@ -92,13 +110,13 @@ std::int64_t AttentionShape::merge_share_columns() const { return merge_share(0)
 
 namespace {
 
-// Rows of every segment's blocks, in order.
-std::vector<Range> block_rows(const AttentionShape& shape, const std::vector<Range>& panels) {
+// Rows of every segment's blocks (of `per_segment` panels a segment), in
+// order.
+std::vector<Range> block_rows(const AttentionShape& shape, const std::vector<Range>& panels, std::int64_t per_segment) {
   std::vector<Range> rows;
   for (std::int64_t s = 0; s < shape.segments; ++s)
     for (const Range& block : panels)
-      rows.push_back(Range{(s * shape.segment_panels + block.begin) * kPanelRows,
-                           (s * shape.segment_panels + block.end) * kPanelRows});
+      rows.push_back(Range{(s * per_segment + block.begin) * kPanelRows, (s * per_segment + block.end) * kPanelRows});
   return rows;
 }
 
@@ -114,10 +132,24 @@ std::vector<Range> head_group_columns(const AttentionShape& shape, std::int64_t 
 Layout operand_layout(const AttentionShape& shape, bool keys, std::int64_t head_columns) {
   Layout layout;
   const AttentionCandidate& c = shape.candidate;
-  layout.rows = block_rows(shape, keys ? shape.key_panels() : shape.query_panels());
   layout.cols = head_group_columns(shape, head_columns);
   layout.piece_panels = keys ? shape.key_block_panels() : shape.query_block_panels();
   const int blocks = keys ? c.key_parts : c.query_parts, others = keys ? c.query_parts : c.key_parts;
+  if (!keys && shape.shared_query) {
+    // One query every segment reads: block (j, g) on every segment's tiles.
+    for (const Range& block : shape.query_panels())
+      layout.rows.push_back(Range{block.begin * kPanelRows, block.end * kPanelRows});
+    for (int j = 0; j < c.query_parts; ++j)
+      for (int g = 0; g < c.head_parts; ++g) {
+        std::vector<int> tiles;
+        for (std::int64_t s = 0; s < shape.segments; ++s)
+          for (int b = 0; b < c.key_parts; ++b) tiles.push_back(shape.tile(s, j, g, b));
+        layout.add_block(tiles);
+      }
+    return layout;
+  }
+  layout.rows = keys ? block_rows(shape, shape.key_panels(), shape.segment_panels)
+                     : block_rows(shape, shape.query_panels(), shape.query_segment_panels);
   for (std::int64_t s = 0; s < shape.segments; ++s)
     for (int block = 0; block < blocks; ++block)
       for (int g = 0; g < c.head_parts; ++g) {
@@ -138,7 +170,7 @@ Layout AttentionShape::v_layout() const { return operand_layout(*this, true, v_h
 Layout AttentionShape::output_layout() const {
   const AttentionCandidate& c = candidate;
   Layout layout;
-  layout.rows = block_rows(*this, query_panels());
+  layout.rows = block_rows(*this, query_panels(), query_segment_panels);
   layout.piece_panels = query_block_panels();
   const std::vector<Range> groups = head_group_columns(*this, v_head_columns());
   if (c.key_parts == 1) {

@@ -40,13 +40,16 @@ struct AttentionCandidate {
 std::vector<AttentionCandidate> attention_candidates(const Chain& chain, const Step& step, int group_size);
 
 // The rows and tiles of one chunk: `segments` segments of `segment_panels`
-// panels each.
+// key panels each, and `query_panels` query panels each (a shared query's
+// rows, the same for every segment, when `shared_query`).
 struct AttentionShape {
   const Chain* chain = nullptr;
   const Step* step = nullptr;
   AttentionCandidate candidate;
   std::int64_t segments = 1;
   std::int64_t segment_panels = 1;
+  std::int64_t query_segment_panels = 1;
+  bool shared_query = false;
 
   int tiles() const;
   int tile(std::int64_t segment, int query_part, int head_part, int key_part) const;
@@ -70,6 +73,10 @@ struct AttentionShape {
   Layout v_layout() const;
   Layout output_layout() const;
 };
+
+// The shape of a candidate on a chunk of `chunk_panels` token panels.
+AttentionShape attention_shape(const Chain& chain, const Step& step, const AttentionCandidate& candidate,
+                               std::int64_t chunk_panels);
 
 // What every tile of a candidate runs (the largest shares), for the cost
 // model and for lowering: the kernels' variants and the softmax's chunks.

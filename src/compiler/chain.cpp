@@ -82,22 +82,37 @@ class ChainBuilder {
     return uses;
   }
 
-  int new_activation(const graph::Graph& graph, graph::ValueId value) {
+  int new_activation(const graph::Graph& graph, graph::ValueId value, int space = 0) {
     const graph::TensorType& type = graph.type(value);
     std::int64_t rows = leading_rows(type.shape);
     if (type.shape.empty()) throw_bad_input(graph.value(value).name, "scalars are not supported as activations");
-    if (chain_.rows == 0) {
+    const RowSpace& rows_of = chain_.spaces[static_cast<std::size_t>(space)];
+    if (space == 0 && chain_.rows == 0) {
       chain_.rows = rows;
       chain_.row_shape.assign(type.shape.begin(), type.shape.end() - 1);
-    } else if (rows != chain_.rows) {
-      throw_failure(graph.value(value).name,
-                    "the compiler plans graphs whose activations share their leading axes; this value has {} rows "
-                    "where earlier ones have {}",
-                    rows, chain_.rows);
+    } else {
+      const std::int64_t expected =
+          space == 0 ? chain_.rows : rows_of.shared ? rows_of.rows : segments() * rows_of.rows;
+      if (rows != expected)
+        throw_failure(graph.value(value).name,
+                      "the compiler plans graphs whose activations share their leading axes; this value has {} rows "
+                      "where its operands have {}",
+                      rows, expected);
     }
-    chain_.activations.push_back(Activation{graph.value(value).name, type.shape.back(), type.storage});
+    chain_.activations.push_back(Activation{graph.value(value).name, type.shape.back(), type.storage, space});
     return static_cast<int>(chain_.activations.size()) - 1;
   }
+
+  std::int64_t segments() const { return chain_.segment_rows ? chain_.rows / chain_.segment_rows : 1; }
+
+  int space_index(RowSpace space) {
+    for (std::size_t i = 1; i < chain_.spaces.size(); ++i)
+      if (chain_.spaces[i] == space) return static_cast<int>(i);
+    chain_.spaces.push_back(space);
+    return static_cast<int>(chain_.spaces.size()) - 1;
+  }
+
+  int space_of(int activation) const { return chain_.activations[static_cast<std::size_t>(activation)].space; }
 
   int activation_of(const graph::Op& op, std::map<graph::ValueId, Binding>& bindings, graph::ValueId value,
                     const char* role) {
@@ -108,9 +123,28 @@ class ChainBuilder {
       chain_.inputs.emplace_back(graph.value(value).name, activation);
       it->second = {Binding::Kind::Activation, activation};
     }
+    if (it != bindings.end() && it->second.kind == Binding::Kind::Weight) return parameter_activation(op, value, role);
     if (it == bindings.end() || it->second.kind != Binding::Kind::Activation)
       throw_failure(op_where(op), "operand '{}' must be computed from the host inputs (it is a parameter)", role);
     return it->second.index;
+  }
+
+  // A parameter read as an activation: rows every segment shares, bound
+  // like any parameter (outside a repeat only).
+  int parameter_activation(const graph::Op& op, graph::ValueId value, const char* role) {
+    auto cached = parameter_activations_.find(value);
+    if (cached != parameter_activations_.end()) return cached->second;
+    const graph::Graph& graph = *graphs_.back();
+    const graph::Op* producer = graph.producer(value);
+    if (graphs_.size() > 1 || !producer || producer->kind != graph::OpKind::Parameter)
+      throw_failure(op_where(op), "operand '{}' must be computed from the host inputs or be a parameter outside a repeat",
+                    role);
+    const graph::TensorType& type = graph.type(value);
+    if (type.shape.size() < 2) throw_failure(op_where(op), "operand '{}' is a parameter of fewer than two axes", role);
+    const int activation = new_activation(graph, value, space_index(RowSpace{leading_rows(type.shape), true}));
+    chain_.parameter_inputs.emplace_back(producer->name, activation);
+    parameter_activations_[value] = activation;
+    return activation;
   }
 
   std::optional<int> weight_of(const std::map<graph::ValueId, Binding>& bindings, graph::ValueId value) {
@@ -147,7 +181,7 @@ class ChainBuilder {
     step.input = input;
     step.result = chain_.activations[input].storage;
     step.epilogue.push_back(epilogue);
-    step.output = new_activation(graph, op.results[0]);
+    step.output = new_activation(graph, op.results[0], space_of(input));
     bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
     chain_.steps.push_back(std::move(step));
   }
@@ -217,7 +251,7 @@ class ChainBuilder {
         step.weight = *weight;
         step.transpose_weight = op.transpose_b;
         step.result = graph.type(op.results[0]).storage;
-        step.output = new_activation(graph, op.results[0]);
+        step.output = new_activation(graph, op.results[0], space_of(input));
         bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
         chain_.steps.push_back(std::move(step));
         return;
@@ -264,13 +298,13 @@ class ChainBuilder {
         }
         int a = activation_of(op, bindings, op.operands[0], "a");
         int b = activation_of(op, bindings, op.operands[1], "b");
-        if (graph.type(op.operands[0]).shape != graph.type(op.operands[1]).shape)
+        if (graph.type(op.operands[0]).shape != graph.type(op.operands[1]).shape || space_of(a) != space_of(b))
           throw_failure(op_where(op), "the compiler supports adding two activations of the same shape only");
         Step step{StepKind::Map, op.name};
         step.input = a;
         step.second_input = b;
         step.result = result.storage;
-        step.output = new_activation(graph, op.results[0]);
+        step.output = new_activation(graph, op.results[0], space_of(a));
         bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
         chain_.steps.push_back(std::move(step));
         return;
@@ -285,7 +319,7 @@ class ChainBuilder {
         step.beta = *beta;
         step.epsilon = op.epsilon;
         step.result = graph.type(op.results[0]).storage;
-        step.output = new_activation(graph, op.results[0]);
+        step.output = new_activation(graph, op.results[0], space_of(step.input));
         bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
         chain_.steps.push_back(std::move(step));
         return;
@@ -298,7 +332,7 @@ class ChainBuilder {
         Step step{StepKind::Softmax, op.name};
         step.input = activation_of(op, bindings, op.operands[0], "x");
         step.result = graph.type(op.results[0]).storage;
-        step.output = new_activation(graph, op.results[0]);
+        step.output = new_activation(graph, op.results[0], space_of(step.input));
         bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
         chain_.steps.push_back(std::move(step));
         return;
@@ -326,6 +360,7 @@ class ChainBuilder {
       throw_failure(op_where(op), "the compiler needs a table added in its activation's type");
     set_segment_rows(op, table.shape[0]);
     Step step{StepKind::Map, op.name};
+    if (space_of(input) != 0) throw_failure(op_where(op), "the compiler adds a table to the token rows only");
     step.input = input;
     step.table = weight;
     step.result = graph.type(op.results[0]).storage;
@@ -342,22 +377,29 @@ class ChainBuilder {
   }
 
   // Self-attention over segments of S rows: q, k and v share their leading
-  // axes (no broadcasting), so row r of each belongs to the same segment.
+  // axes, so row r of each belongs to the same segment. Cross attention: q
+  // shared by every segment (rows of a parameter's), k and v the token rows
+  // of each segment; the result has q's rows for each segment.
   void add_attention(const graph::Graph& graph, const graph::Op& op, std::map<graph::ValueId, Binding>& bindings) {
     Step step{StepKind::Attention, op.name};
     step.input = activation_of(op, bindings, op.operands[0], "q");
     step.second_input = activation_of(op, bindings, op.operands[1], "k");
     step.third_input = activation_of(op, bindings, op.operands[2], "v");
     const graph::TensorType& q = graph.type(op.operands[0]);
+    const graph::TensorType& k = graph.type(op.operands[1]);
     const graph::TensorType& result = graph.type(op.results[0]);
-    const graph::Shape rows_of_q(q.shape.begin(), q.shape.end() - 1);
-    for (int operand : {1, 2}) {
+    step.shared_query = chain_.spaces[static_cast<std::size_t>(space_of(step.input))].shared;
+    const graph::Shape rows_of_k(k.shape.begin(), k.shape.end() - 1);
+    for (int operand : {0, 2}) {
+      if (operand == 0 && step.shared_query) continue;
       const graph::Shape& shape = graph.type(op.operands[static_cast<std::size_t>(operand)]).shape;
-      if (graph::Shape(shape.begin(), shape.end() - 1) != rows_of_q)
-        throw_failure(op_where(op), "the compiler supports attention whose q, k and v share their leading axes "
-                      "(q has {} rows, operand '{}' {})", fmt::join(rows_of_q, "x"), operand == 1 ? "k" : "v",
-                      fmt::join(graph::Shape(shape.begin(), shape.end() - 1), "x"));
+      if (graph::Shape(shape.begin(), shape.end() - 1) != rows_of_k)
+        throw_failure(op_where(op), "the compiler supports attention whose q, k and v share their leading axes, or whose "
+                      "q is a parameter's rows (k has {} rows, operand '{}' {})", fmt::join(rows_of_k, "x"),
+                      operand == 0 ? "q" : "v", fmt::join(graph::Shape(shape.begin(), shape.end() - 1), "x"));
     }
+    if (space_of(step.second_input) != 0 || space_of(step.third_input) != 0)
+      throw_failure(op_where(op), "the compiler needs attention's k and v in the token rows");
     for (graph::ValueId operand : op.operands)
       if (graph.type(operand).storage.element != q.storage.element)
         throw_failure(op_where(op), "the compiler needs q, k and v of one element type");
@@ -365,16 +407,19 @@ class ChainBuilder {
       if (type != ElementType::F16 && type != ElementType::F32)
         throw_failure(op_where(op), "the compiler supports attention on f16 and f32 values only, not {}",
                       element_type_name(type));
-    set_segment_rows(op, q.shape[q.shape.size() - 2]);
+    set_segment_rows(op, k.shape[k.shape.size() - 2]);
     step.attention_heads = op.attention_heads;
     step.attention_scale = op.attention_scale != 0.0f
                                ? op.attention_scale
                                : 1.0f / std::sqrt(static_cast<float>(q.shape.back() / op.attention_heads));
     step.result = result.storage;
-    step.output = new_activation(graph, op.results[0]);
+    const std::int64_t query_rows = q.shape[q.shape.size() - 2];
+    step.output = new_activation(graph, op.results[0],
+                                 step.shared_query ? space_index(RowSpace{query_rows, false}) : space_of(step.input));
     bindings[op.results[0]] = {Binding::Kind::Activation, step.output};
     chain_.steps.push_back(std::move(step));
   }
+
 
   void add_repeat(const graph::Graph& graph, const graph::Op& op, std::map<graph::ValueId, Binding>& bindings,
                   bool inside_repeat) {
@@ -434,10 +479,19 @@ class ChainBuilder {
   Chain& chain_;
   std::vector<const graph::Graph*> graphs_;  // the graph whose ops are being added, innermost last
   std::map<graph::ValueId, Binding> bindings_of_last_graph_;
+  std::map<graph::ValueId, int> parameter_activations_;  // parameters read as activations
   int fusion_barrier_ = 0;  // steps before this index take no more epilogue
 };
 
 }  // namespace
+
+std::int64_t Chain::space_panels(int space, std::int64_t chunk_panels) const {
+  if (space == 0) return chunk_panels;
+  const RowSpace& rows_of = spaces[static_cast<std::size_t>(space)];
+  const std::int64_t panels = (rows_of.rows + 15) / 16;
+  if (rows_of.shared) return panels;
+  return chunk_panels / (padded_segment_rows() / 16) * panels;
+}
 
 std::int64_t Chain::macs() const {
   std::int64_t total = 0;

@@ -35,10 +35,22 @@ struct EpilogueOp {
   StorageType result;
 };
 
+// The rows a value has. Space 0 is the token rows (Chain::rows, in
+// segments of Chain::segment_rows when there are segments); another space
+// has `rows` rows for each segment (what attention with a shared query
+// leaves per segment), or, `shared`, `rows` rows that every segment uses
+// (a parameter read as an activation, and what is computed from it alone).
+struct RowSpace {
+  std::int64_t rows = 0;
+  bool shared = false;
+  bool operator==(const RowSpace&) const = default;
+};
+
 struct Activation {
   std::string name;  // the value's name in the graph
   std::int64_t cols = 0;
   StorageType storage;
+  int space = 0;  // index into Chain::spaces
 };
 
 // A parameter the chain reads: its shape as the step sees it ([K, N] for a
@@ -76,6 +88,9 @@ struct Step {
   // equal slices).
   float attention_scale = 0;
   std::int64_t attention_heads = 1;
+  // Attention whose q is shared by every segment (cross attention: a
+  // learned query against each segment's keys).
+  bool shared_query = false;
   // The step's own result type, before its epilogue.
   StorageType result;
   std::vector<EpilogueOp> epilogue;
@@ -104,6 +119,9 @@ struct Chain {
   // without segments, the rows one after another.
   std::int64_t padded_segment_rows() const { return (segment_rows + 15) / 16 * 16; }
   std::int64_t device_rows() const { return segment_rows ? rows / segment_rows * padded_segment_rows() : rows; }
+  std::vector<RowSpace> spaces{RowSpace{}};  // space 0: the token rows
+  // Panels of a space's rows in a chunk of `chunk_panels` token panels.
+  std::int64_t space_panels(int space, std::int64_t chunk_panels) const;
   std::vector<Activation> activations;
   std::vector<Weight> weights;
   std::vector<Step> steps;
@@ -117,6 +135,8 @@ struct Chain {
     std::vector<std::int64_t> image_shape;
   };
   std::map<std::string, Patches> patched_inputs;
+  // Parameters read as activations (shared rows): (binding name, activation).
+  std::vector<std::pair<std::string, int>> parameter_inputs;
   std::vector<std::pair<std::string, int>> outputs;
 
   std::int64_t macs() const;  // of the GEMM steps, over every iteration

@@ -70,12 +70,16 @@ class MidBuilder {
     return to;
   }
 
-  std::int64_t chunk_panels() const { return program_.groups.chunk_panels; }
+  // Panels of a chunk in the rows of an activation's space.
+  std::int64_t panels(int activation) const {
+    return chain_.space_panels(chain_.activations[static_cast<std::size_t>(activation)].space,
+                               program_.groups.chunk_panels);
+  }
 
   GemmGrid grid_of(int step) const {
     return gemm_grid(candidates_.by_step.at(step).at(choice_.group_size).at(
                          static_cast<std::size_t>(choice_.step_choice[static_cast<std::size_t>(step)])),
-                     chunk_panels());
+                     panels(chain_.steps[static_cast<std::size_t>(step)].input));
   }
 
   void add_step(int index) {
@@ -118,7 +122,7 @@ class MidBuilder {
     const Step& step = chain_.steps[index];
     auto it = current_.find(step.input);
     Layout layout = it == current_.end()
-                        ? spread_layout(chunk_panels(), chain_.activations[step.input].cols, choice_.group_size)
+                        ? spread_layout(panels(step.input), chain_.activations[step.input].cols, choice_.group_size)
                         : program_.values[it->second].layout;
     bool enters_region = chain_.repeat && index < chain_.repeat->first_step && step.name == chain_.repeat->name + ".enter";
     if (enters_region) layout = entry_layout(layout);
@@ -144,8 +148,8 @@ class MidBuilder {
     const Step& step = chain_.steps[index];
     const std::int64_t cols = chain_.activations[step.input].cols;
     const RowCandidate candidate = row_candidates(cols, choice_.group_size)[static_cast<std::size_t>(choice_.step_choice[index])];
-    int input = value_in(step.input, row_input_layout(candidate, chunk_panels(), cols), true);
-    const Layout output = row_output_layout(candidate, chunk_panels(), cols);
+    int input = value_in(step.input, row_input_layout(candidate, panels(step.input), cols), true);
+    const Layout output = row_output_layout(candidate, panels(step.input), cols);
     if (!candidate.split) {
       MidOp op{step.kind == StepKind::LayerNorm ? MidOpKind::LayerNorm : MidOpKind::Softmax, step.name, index};
       op.inputs = {input};
@@ -171,8 +175,7 @@ class MidBuilder {
     const Step& step = chain_.steps[index];
     const AttentionCandidate candidate =
         attention_candidates(chain_, step, choice_.group_size)[static_cast<std::size_t>(choice_.step_choice[index])];
-    const std::int64_t segment_panels = row_unit_panels(chain_);
-    const AttentionShape shape{&chain_, &step, candidate, chunk_panels() / segment_panels, segment_panels};
+    const AttentionShape shape = attention_shape(chain_, step, candidate, program_.groups.chunk_panels);
     MidOp op{MidOpKind::Attention, step.name, index};
     op.attention_head_parts = candidate.head_parts;
     op.attention_query_parts = candidate.query_parts;

@@ -738,10 +738,9 @@ class LirBuilder {
 
   AttentionShape attention_shape(const MidOp& op) const {
     const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
-    const std::int64_t segment_panels = row_unit_panels(chain_);
-    return AttentionShape{&chain_, &step,
-                          AttentionCandidate{op.attention_head_parts, op.attention_query_parts, op.attention_key_parts},
-                          groups().chunk_panels / segment_panels, segment_panels};
+    return compiler::attention_shape(
+        chain_, step, AttentionCandidate{op.attention_head_parts, op.attention_query_parts, op.attention_key_parts},
+        groups().chunk_panels);
   }
 
   AttentionKernels attention_kernels_of(const MidOp& op) const {

@@ -273,10 +273,9 @@ void plan_gemm_jobs(Task& task, KernelLibrary& library, const GemmVariant& varia
 void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
-  const std::int64_t segment_panels = row_unit_panels(*lir.chain);
-  const AttentionShape shape{lir.chain, &step,
-                             AttentionCandidate{op.attention_head_parts, op.attention_query_parts, op.attention_key_parts},
-                             lir.mid->groups.chunk_panels / segment_panels, segment_panels};
+  const AttentionShape shape = attention_shape(
+      *lir.chain, step, AttentionCandidate{op.attention_head_parts, op.attention_query_parts, op.attention_key_parts},
+      lir.mid->groups.chunk_panels);
   // (A merge reads only the merge kernel's figures, whatever the operands' type.)
   const ElementType input =
       op.kind == MidOpKind::Attention ? value(lir, op.inputs[0]).storage.element : step.result.element;

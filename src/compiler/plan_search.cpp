@@ -175,6 +175,10 @@ struct SearchContext {
   std::int64_t iterations;  // repeat count
 
   std::int64_t rows() const { return chunk_panels * kPanelRows; }
+  // Panels of a chunk in the rows of an activation's space.
+  std::int64_t panels(int activation) const {
+    return chain.space_panels(chain.activations[static_cast<std::size_t>(activation)].space, chunk_panels);
+  }
 };
 
 std::uint32_t storage_bytes(StorageType storage) { return element_bytes(storage.element); }
@@ -207,7 +211,7 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   const std::uint32_t input_bytes = storage_bytes(input_storage);
   add_rearrange(context, from, input_layout, input_bytes, repeat, label);
 
-  const std::int64_t panels = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts));
+  const std::int64_t panels = largest_part_panels(row_split(context.panels(step.input), candidate.row_parts));
   const std::int64_t rows = panels * kPanelRows;
   std::int64_t panel_columns = round_up(candidate.max_columns, kPanelRows);
   const std::int64_t column_blocks = panel_columns / kPanelRows;
@@ -289,9 +293,9 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& input = chain.activations[step.input];
-  add_rearrange(context, from, context.layouts.id(row_input_layout(candidate, context.chunk_panels, input.cols)),
+  add_rearrange(context, from, context.layouts.id(row_input_layout(candidate, context.panels(step.input), input.cols)),
                 storage_bytes(input.storage), repeat, label);
-  const std::int64_t panels = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts));
+  const std::int64_t panels = largest_part_panels(row_split(context.panels(step.input), candidate.row_parts));
   const std::int64_t rows = panels * kPanelRows;
   const std::int64_t share = ceil_div(input.cols, candidate.col_parts);
   const RowKernel kernel = step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax;
@@ -321,8 +325,7 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
 
 // The attention shape of a candidate at this chunk size.
 AttentionShape attention_shape(const SearchContext& context, const Step& step, const AttentionCandidate& candidate) {
-  const std::int64_t segment_panels = row_unit_panels(context.chain);
-  return AttentionShape{&context.chain, &step, candidate, context.chunk_panels / segment_panels, segment_panels};
+  return attention_shape(context.chain, step, candidate, context.chunk_panels);
 }
 
 // Attention on (segment, head group, query block, key block) tiles
@@ -396,10 +399,10 @@ std::vector<int> keep_candidates(const SearchContext& context, int step) {
       kept.push_back(c);
       continue;
     }
-    if (candidate.row_parts > context.chunk_panels) continue;
+    if (candidate.row_parts > context.panels(gemm.input)) continue;
     Label alone;
     add_gemm(context, step, candidate, -1, -1, alone);
-    const std::int64_t rows = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts)) * kPanelRows;
+    const std::int64_t rows = largest_part_panels(row_split(context.panels(gemm.input), candidate.row_parts)) * kPanelRows;
     alone.cycles += exchange_cycles(rows * candidate.max_ks * input_bytes, 0, 1, context.options.machine);
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.weight_bytes + alone.activation_peak, c);
@@ -429,12 +432,13 @@ std::vector<int> keep_row_candidates(const SearchContext& context, int step) {
       kept.push_back(c);
       continue;
     }
-    if (candidate.row_parts > context.chunk_panels) continue;
+    const std::int64_t panels = context.panels(context.chain.steps[static_cast<std::size_t>(step)].input);
+    if (candidate.row_parts > panels) continue;
     if (candidate.split && context.options.max_k_parts == 1) continue;
     Label alone;
-    const int input_layout = context.layouts.id(row_input_layout(candidate, context.chunk_panels, input.cols));
+    const int input_layout = context.layouts.id(row_input_layout(candidate, panels, input.cols));
     add_row_step(context, step, input_layout, candidate, alone);
-    const std::int64_t rows = largest_part_panels(row_split(context.chunk_panels, candidate.row_parts)) * kPanelRows;
+    const std::int64_t rows = largest_part_panels(row_split(panels, candidate.row_parts)) * kPanelRows;
     const std::int64_t held = candidate.split ? ceil_div(input.cols, candidate.col_parts) : input.cols;
     alone.cycles += exchange_cycles(rows * held * storage_bytes(input.storage), 0, 1, context.options.machine);
     by_cycles.emplace_back(alone.cycles, c);
@@ -552,7 +556,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           // A map on a host input keeps it spread over the group in
           // 16-column parts; its other input comes to its layout.
           const int at = from >= 0 ? from
-                                   : layouts.id(spread_layout(context.chunk_panels, chain.activations[step.input].cols,
+                                   : layouts.id(spread_layout(context.panels(step.input), chain.activations[step.input].cols,
                                                               context.group_size));
           bool enters_region = chain.repeat && index < chain.repeat->first_step &&
                                step.name == chain.repeat->name + ".enter";
@@ -600,7 +604,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           const std::vector<RowCandidate>& row_options = context.row_candidates.at(index);
           for (int c : context.row_kept.at(index)) {
             const RowCandidate& candidate = row_options[static_cast<std::size_t>(c)];
-            const int output = layouts.id(row_output_layout(candidate, context.chunk_panels, cols));
+            const int output = layouts.id(row_output_layout(candidate, context.panels(step.input), cols));
             Label grown = label;
             grown.choice[index] = c;
             if (from >= 0) {
@@ -611,7 +615,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             // An undecided host input is bound stored once in the layout
             // the step reads.
             const Activation& input = chain.activations[static_cast<std::size_t>(step.input)];
-            const Layout wanted = row_input_layout(candidate, context.chunk_panels, input.cols);
+            const Layout wanted = row_input_layout(candidate, context.panels(step.input), input.cols);
             for (int spread : kInputSpreads) {
               Label bound = grown;
               bound.input_spread = spread;
@@ -731,7 +735,8 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         std::vector<CandidateLayouts>& list = candidate_layouts[step];
         list.resize(by_size.at(group_size).size());
         for (int c : keep_candidates(context, step)) {
-          const GemmGrid grid = gemm_grid(by_size.at(group_size)[static_cast<std::size_t>(c)], chunk_panels);
+          const GemmGrid grid = gemm_grid(by_size.at(group_size)[static_cast<std::size_t>(c)],
+                                          context.panels(chain.steps[static_cast<std::size_t>(step)].input));
           const Layout input = gemm_input_layout(grid);
           CandidateLayouts& ids = list[static_cast<std::size_t>(c)];
           ids = CandidateLayouts{true, layouts.id(input), layouts.id(gemm_output_layout(grid)), {}};
