@@ -243,6 +243,7 @@ GroupPlan plan_groups(const Chain& chain, const PlanChoice& choice) {
   plan.chunks = choice.chunks;
   plan.segment_rows = chain.segment_rows;
   plan.padded_segment_rows = chain.segment_rows ? chain.padded_segment_rows() : 0;
+  plan.spaces = chain.spaces;
   const std::int64_t device_rows = chain.device_rows();
   std::int64_t panels = (device_rows + kPanelRows - 1) / kPanelRows;
   const std::int64_t unit = row_unit_panels(chain);

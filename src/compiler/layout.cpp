@@ -79,19 +79,39 @@ Range GemmGrid::weight_piece(int m, int n) const {
   return balanced_split(blocks, row_parts, 1)[static_cast<std::size_t>(m)];
 }
 
-std::vector<GroupPlan::RowRun> GroupPlan::graph_runs(Range device) const {
-  std::vector<RowRun> runs;
-  if (padded_segment_rows == 0) {
-    if (device.size() > 0) runs.push_back(RowRun{device.begin, device.begin, device.size()});
-    return runs;
-  }
+namespace {
+
+std::int64_t whole_panels(std::int64_t rows) { return (rows + kPanelRows - 1) / kPanelRows * kPanelRows; }
+
+// Device rows in segments of `segment` rows, each padded to `padded`.
+std::vector<GroupPlan::RowRun> runs_in_segments(Range device, std::int64_t segment_rows, std::int64_t padded) {
+  std::vector<GroupPlan::RowRun> runs;
   for (std::int64_t row = device.begin; row < device.end;) {
-    const std::int64_t segment = row / padded_segment_rows, offset = row % padded_segment_rows;
-    const std::int64_t end = std::min(device.end, segment * padded_segment_rows + segment_rows);
-    if (offset < segment_rows && row < end)
-      runs.push_back(RowRun{segment * segment_rows + offset, row, end - row});
-    row = (segment + 1) * padded_segment_rows;
+    const std::int64_t segment = row / padded, offset = row % padded;
+    const std::int64_t end = std::min(device.end, segment * padded + segment_rows);
+    if (offset < segment_rows && row < end) runs.push_back(GroupPlan::RowRun{segment * segment_rows + offset, row, end - row});
+    row = (segment + 1) * padded;
   }
+  return runs;
+}
+
+}  // namespace
+
+Range GroupPlan::space_rows(Range chunk, int space) const {
+  if (space == 0) return chunk;
+  const RowSpace& rows_of = spaces[static_cast<std::size_t>(space)];
+  if (rows_of.shared) return Range{0, rows_of.rows};
+  const std::int64_t first = chunk.begin / padded_segment_rows;
+  const std::int64_t last = (chunk.end + padded_segment_rows - 1) / padded_segment_rows;
+  return Range{first * whole_panels(rows_of.rows), last * whole_panels(rows_of.rows)};
+}
+
+std::vector<GroupPlan::RowRun> GroupPlan::graph_runs(Range device, int space) const {
+  const RowSpace& rows_of = spaces[static_cast<std::size_t>(space)];
+  if (space != 0 && !rows_of.shared) return runs_in_segments(device, rows_of.rows, whole_panels(rows_of.rows));
+  if (space == 0 && padded_segment_rows != 0) return runs_in_segments(device, segment_rows, padded_segment_rows);
+  std::vector<RowRun> runs;
+  if (device.size() > 0) runs.push_back(RowRun{device.begin, device.begin, device.size()});
   return runs;
 }
 

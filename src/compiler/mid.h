@@ -119,15 +119,20 @@ struct GroupPlan {
   std::vector<std::vector<Range>> rows;
   std::int64_t segment_rows = 0;
   std::int64_t padded_segment_rows = 0;
+  std::vector<RowSpace> spaces{RowSpace{}};  // the chain's row spaces
   std::int64_t max_chunk_rows() const;
-  // The graph rows of device rows: runs {first graph row, first device
-  // row, count}, padding left out.
+  // The rows of space `space` that the chunk of device rows `chunk`
+  // holds, in that space's device rows (per segment, each segment's rows
+  // padded to whole panels; a shared space's rows are in every chunk).
+  Range space_rows(Range chunk, int space) const;
+  // The graph rows of a space's device rows: runs {first graph row, first
+  // device row, count}, padding left out.
   struct RowRun {
     std::int64_t graph_row = 0;
     std::int64_t device_row = 0;
     std::int64_t count = 0;
   };
-  std::vector<RowRun> graph_runs(Range device) const;
+  std::vector<RowRun> graph_runs(Range device, int space = 0) const;
 
   int tile_of(int group, int group_tile) const { return group * group_size + group_tile; }
 };

@@ -46,6 +46,9 @@ class Binder {
       if (unread != lir_.unread_pixels.end())
         add_unread_pixels(result.back(), lir_.chain->patched_inputs.at(name), unread->second);
     }
+    for (const auto& [name, activation] : chain.parameter_inputs)
+      result.push_back(activation_binding(name, package::BindingRole::Parameter, type_of_op(in_.graph, name),
+                                          first_value_of(activation)));
     for (const auto& [gemm, place] : lir_.op_weights) add_weight(result, gemm, place);
     for (const Task& task : lir_.tasks)
       if (task.kind == TaskKind::Combine && task.bias.buffer >= 0) add_bias(result, task);
@@ -70,21 +73,26 @@ class Binder {
     return last;
   }
 
-  // A host input or output: per group, chunk and block, the rows of that
-  // chunk the block holds, split where the leading axes change.
+  // A host input or output, or a parameter read as an activation: per
+  // group, chunk and block, the rows of that chunk the block holds, split
+  // where the leading axes change. A parameter is written to every copy.
   package::Binding activation_binding(const std::string& name, package::BindingRole role,
                                       const graph::TensorType& type, int value_id) {
     package::Binding binding{name, role, type, {}};
     const MidValue& value = lir_.mid->values[static_cast<std::size_t>(value_id)];
+    const int space = lir_.chain->activations[static_cast<std::size_t>(value.activation)].space;
+    // Every chunk computes a shared space's rows; the host reads one copy.
+    const bool one_copy = role == package::BindingRole::Output && groups_.spaces[static_cast<std::size_t>(space)].shared;
     const Layout& layout = value.layout;
     const Place place = lir_.value_places[static_cast<std::size_t>(value_id)];
     const std::uint32_t element = element_bytes(value.storage.element);
     const std::int64_t column_stride = layout.piece_panels * kPanelRows;
     const std::size_t rank = type.shape.size();
     const std::int64_t last_rows = rank >= 2 ? type.shape[rank - 2] : 1;
-    for (int group = 0; group < groups_.groups; ++group)
-      for (int chunk = 0; chunk < groups_.chunks; ++chunk) {
-        const Range chunk_rows = groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)];
+    for (int group = 0; group < (one_copy ? 1 : groups_.groups); ++group)
+      for (int chunk = 0; chunk < (one_copy ? 1 : groups_.chunks); ++chunk) {
+        const Range chunk_rows =
+            groups_.space_rows(groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)], space);
         for (int r = 0; r < layout.row_parts(); ++r)
           for (int c = 0; c < layout.col_parts(); ++c) {
             const Range columns = layout.cols[static_cast<std::size_t>(c)];
@@ -98,6 +106,7 @@ class Binder {
                         "input '{}' bound to {} replicas of columns {}..{}", name, tiles.size(), columns.begin,
                         columns.end);
             const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, tiles.front()));
+            const std::size_t copies = role == package::BindingRole::Parameter ? tiles.size() : 1;
             const auto patched = lir_.chain->patched_inputs.find(name);
             if (patched != lir_.chain->patched_inputs.end()) {
               for (const GroupPlan::RowRun& run : groups_.graph_runs(rows))
@@ -107,7 +116,7 @@ class Binder {
                                  column_stride);
               continue;
             }
-            for (const GroupPlan::RowRun& run : groups_.graph_runs(rows))
+            for (const GroupPlan::RowRun& run : groups_.graph_runs(rows, space))
               for (std::int64_t row = run.graph_row; row < run.graph_row + run.count;) {
                 // Rows up to the end of the current run of the second-to-last axis.
                 std::int64_t run_end = std::min(run.graph_row + run.count, (row / last_rows + 1) * last_rows);
@@ -132,6 +141,10 @@ class Binder {
                 piece.start.push_back(columns.begin);
                 piece.size.push_back(columns.size());
                 piece.strides.push_back(column_stride);
+                for (std::size_t copy = 1; copy < copies; ++copy) {
+                  binding.pieces.push_back(piece);
+                  binding.pieces.back().tile = static_cast<std::uint32_t>(groups_.tile_of(group, tiles[copy]));
+                }
                 binding.pieces.push_back(std::move(piece));
                 row = run_end;
               }
