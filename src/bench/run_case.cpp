@@ -6,6 +6,7 @@
 #include "compiler/compile.h"
 #include "graph/cost.h"
 #include "package/package_file.h"
+#include "package/validate.h"
 #include "profile/profile.h"
 #include "sim/device.h"
 #include "sim/fault.h"
@@ -109,6 +110,7 @@ class CaseRunner {
     CaseReport& report = outcome_.report;
     const MachineModel& machine = request_.compile.machine;
     const package::Package& package = compile_package();
+    package::check_bindings_match(package, *request_.graph);
     report.peak_tile_bytes = peak_tile_bytes(package);
     report.weight_bytes = binding_bytes(package, package::BindingRole::Parameter);
     report.input_bytes = binding_bytes(package, package::BindingRole::Input);

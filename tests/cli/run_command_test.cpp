@@ -3,6 +3,7 @@
 #include "graph/json_format.h"
 #include "graph/npy.h"
 #include "graph/workloads.h"
+#include "package/package_file.h"
 #include "tilec_process.h"
 
 #include <gmock/gmock.h>
@@ -146,6 +147,33 @@ TEST(RunCommand, CorruptedPackageExitsTwo) {
   EXPECT_EQ(run.out, "");
   expect_one_line(run_tilec("run " + kSmallMlp + " --package " + dir + "/none.tpk"), 2,
                   dir + "/none.tpk: cannot open");
+}
+
+// A package is checked against the graph it runs: a host input relabelled
+// a parameter and copied to a second tile (stored twice, counted as
+// weights) is refused, as is a binding of another type.
+TEST(RunCommand, APackageMustBindTheGraphsTensorsAsTheGraphDoes) {
+  const std::string dir = fresh_directory("run_relabelled");
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
+  const package::Package compiled = package::read_package(dir + "/model.tpk");
+  package::Package relabelled = compiled;
+  for (package::Binding& binding : relabelled.bindings)
+    if (binding.name == "x") {
+      binding.role = package::BindingRole::Parameter;
+      package::Piece copy = binding.pieces.front();
+      copy.tile = 15;  // the plan leaves tile 15 without work
+      binding.pieces.push_back(copy);
+    }
+  package::write_package(relabelled, dir + "/relabelled.tpk");
+  expect_one_line(run_tilec("run " + kSmallMlp + " --package " + dir + "/relabelled.tpk"), 2,
+                  "binding 'x': is bound as parameter, but it is the graph's input\n");
+  package::Package retyped = compiled;
+  for (package::Binding& binding : retyped.bindings)
+    if (binding.name == "W1") binding.type.storage.scale = -8;
+  package::write_package(retyped, dir + "/retyped.tpk");
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --package " + dir + "/retyped.tpk");
+  expect_one_line(run, 2, "binding 'W1': is f143(s=-8)[32,64], but the graph's parameter is f143(s=-9)[32,64]\n");
+  EXPECT_EQ(run.out, "");
 }
 
 TEST(RunCommand, MissingInputFileExitsTwo) {
