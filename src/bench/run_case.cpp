@@ -136,7 +136,9 @@ class CaseRunner {
     sim::RunResult run;
     {
       Span span("simulate");
-      run = device->run();  // recording the profile costs little
+      sim::SimOptions options;  // recording the profile costs little
+      options.max_cycles = request_.max_cycles;
+      run = device->run(options);
       report.simulate_seconds = span.elapsed_seconds();
       report.cycles = run.cycles;
     }

@@ -10,6 +10,7 @@
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "package/package.h"
+#include "sim/device.h"
 #include "support/error.h"
 #include "support/span.h"
 
@@ -40,6 +41,8 @@ struct CaseRequest {
   compiler::CompileOptions compile;  // machine and budget
   // Given: run this package instead of compiling.
   const package::Package* package = nullptr;
+  // The simulator faults when the run reaches this cycle (sim::SimOptions).
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;
   // Set: when the case passes, its profile (profile.tprof,
   // docs/profile-format.md) and its page (profile.html) go into this folder,
   // and the report's `profile` names the page.

@@ -31,6 +31,16 @@ void add_target_flags(CLI::App& command, TargetFlags& flags) {
       ->type_name("N");
 }
 
+void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles) {
+  command
+      .add_option("--max-cycles", max_cycles,
+                  fmt::format("Fault when the run reaches cycle N without halting (default {}; the watchdog "
+                              "alone restarts at every sync)",
+                              max_cycles))
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+}
+
 std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine) {
   const std::optional<std::uint32_t> kib = parse_unsigned(text);
   if (!kib) throw_bad_input(flag + " " + text, "must be an integer >= 0");

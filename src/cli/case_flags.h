@@ -29,6 +29,9 @@ struct TargetFlags {
 
 void add_target_flags(CLI::App& command, TargetFlags& flags);
 
+// "--max-cycles N": the run faults when it reaches cycle N (N >= 1).
+void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles);
+
 // A budget in KiB given to `flag`: 0 (the whole tile) up to the tile's memory.
 std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine);
 // "--tiles N": 1..1472.

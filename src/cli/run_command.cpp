@@ -32,6 +32,7 @@ struct RunFlags {
   std::string package_file;
   std::string outputs_dir;
   std::string profile_dir;
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;
   bool json = false;
 };
 
@@ -85,6 +86,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   request.compile = options;
   request.package = package ? &*package : nullptr;
   request.profile_directory = flags.profile_dir;
+  request.max_cycles = flags.max_cycles;
   std::optional<bench::ReferenceOutputs> reference;
   request.reference = [&]() -> const bench::ReferenceOutputs& {
     if (source.workload) return source.workload->reference();
@@ -128,6 +130,7 @@ void add_run_command(CLI::App& app) {
   command->add_option("--profile", flags->profile_dir,
                       "When the run passes, write its profile (profile.tprof) and page (profile.html) into DIR")
       ->type_name("DIR");
+  add_max_cycles_flag(*command, flags->max_cycles);
   command->add_flag("--json", flags->json, "Print one case object of the sweep report's schema");
   command->callback([command, flags] { run(*command, *flags); });
 }

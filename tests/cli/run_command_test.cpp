@@ -176,6 +176,15 @@ TEST(RunCommand, APackageMustBindTheGraphsTensorsAsTheGraphDoes) {
   EXPECT_EQ(run.out, "");
 }
 
+TEST(RunCommand, MaxCyclesFaultsALongRunNamingItsPlace) {
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --max-cycles 1000 --json");
+  expect_one_line(run, 1, "tile ");
+  EXPECT_THAT(run.err, HasSubstr("cycle limit: the run reached cycle "));
+  EXPECT_THAT(run.err, HasSubstr(" without halting (the limit is 1000 cycles, --max-cycles)\n"));
+  EXPECT_EQ(nlohmann::json::parse(run.out)["status"], "fault");
+  EXPECT_EQ(run_tilec("run " + kSmallMlp + " --target ipu21:16 --max-cycles 1000000").exit_code, 0);
+}
+
 TEST(RunCommand, MissingInputFileExitsTwo) {
   const std::string dir = graph_with_data("run_missing");
   std::filesystem::remove(dir + "/W2.npy");
