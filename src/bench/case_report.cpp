@@ -105,6 +105,8 @@ ordered_json case_json(const CaseReport& report) {
   json["referenceSeconds"] = optional_json(rounded_seconds(report.reference_seconds));
   json["plan"] = report.plan;
   json["profile"] = report.profile;
+  json["key"] = report.key ? key_json(*report.key) : ordered_json(nullptr);
+  json["outputsDigest"] = report.outputs_digest.empty() ? ordered_json(nullptr) : ordered_json(report.outputs_digest);
   return json;
 }
 
@@ -147,6 +149,11 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.reference_seconds = named.optional<double>("referenceSeconds");
   report.plan = named.optional<std::string>("plan").value_or("");
   report.profile = named.optional<std::string>("profile").value_or("");
+  if (const auto key = json.find("key"); key != json.end() && !key->is_null()) {
+    report.key = key_from_json(*key);
+    if (!report.key) throw_bad_input(named.source(), "'key' is not a case key");
+  }
+  report.outputs_digest = named.optional<std::string>("outputsDigest").value_or("");
   return report;
 }
 
@@ -174,6 +181,25 @@ ordered_json read_json_file(const std::string& path) {
 }  // namespace
 
 CaseReport read_case_file(const std::string& path) { return case_from_json(read_json_file(path), path); }
+
+std::string sealed_case_text(const CaseReport& report) {
+  ordered_json json = case_json(report);
+  const std::string text = json.dump();
+  json["digest"] = bytes_digest(text.data(), text.size());
+  return json.dump(2) + "\n";
+}
+
+CaseReport read_sealed_case_file(const std::string& path) {
+  ordered_json json = read_json_file(path);
+  if (!json.is_object() || !json.contains("digest") || !json["digest"].is_string())
+    throw_bad_input(path, "has no digest");
+  const std::string digest = json["digest"].get<std::string>();
+  json.erase("digest");
+  const std::string text = json.dump();
+  if (bytes_digest(text.data(), text.size()) != digest)
+    throw_bad_input(path, "was changed after it was written (its digest does not match)");
+  return case_from_json(json, path);
+}
 
 std::vector<CaseReport> read_report_file(const std::string& path) {
   const ordered_json json = read_json_file(path);

@@ -109,6 +109,7 @@ class CaseRunner {
   void run_stages() {
     CaseReport& report = outcome_.report;
     const MachineModel& machine = request_.compile.machine;
+    report.key = case_key(*request_.graph, *request_.data, case_options_text(request_));
     const package::Package& package = compile_package();
     package::check_bindings_match(package, *request_.graph);
     report.peak_tile_bytes = peak_tile_bytes(package);
@@ -116,7 +117,9 @@ class CaseRunner {
     report.input_bytes = binding_bytes(package, package::BindingRole::Input);
     {
       Span span("encode_package");
-      report.package_bytes = package::encode_package(package).size();
+      const std::vector<std::uint8_t> bytes = package::encode_package(package);
+      report.package_bytes = bytes.size();
+      report.key->package = bytes_digest(bytes.data(), bytes.size());
     }
 
     // The device holds every tile's memory (about 1 GB for the full chip):
@@ -148,6 +151,7 @@ class CaseRunner {
         if (binding.role == package::BindingRole::Output)
           outcome_.outputs.emplace(binding.name, device->read(binding.name));
       device.reset();
+      report.outputs_digest = tensors_digest(outcome_.outputs);
     }
     const double roofline = roofline_cycles(*request_.graph, machine);
     if (roofline > 0 && run.cycles > 0) report.efficiency = roofline / static_cast<double>(run.cycles);
@@ -207,6 +211,27 @@ class CaseRunner {
 }  // namespace
 
 CaseOutcome run_case(const CaseRequest& request) { return CaseRunner(request).run(); }
+
+std::string case_options_text(const CaseRequest& request) {
+  return fmt::format("target {}, budget {} bytes, max-cycles {}", request.compile.machine.name,
+                     request.compile.budget_bytes, request.max_cycles);
+}
+
+CaseKey expected_key(const CaseRequest& request) {
+  CaseKey key = case_key(*request.graph, *request.data, case_options_text(request));
+  if (request.package) {
+    const std::vector<std::uint8_t> bytes = package::encode_package(*request.package);
+    key.package = bytes_digest(bytes.data(), bytes.size());
+    return key;
+  }
+  try {
+    const std::vector<std::uint8_t> bytes = package::encode_package(compiler::compile(*request.graph, request.compile).package);
+    key.package = bytes_digest(bytes.data(), bytes.size());
+  } catch (const Error&) {
+    // No package: the case ends before simulating, as its report says.
+  }
+  return key;
+}
 
 std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline) {
   std::map<std::string, double, std::less<>> seconds;

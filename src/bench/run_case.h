@@ -5,6 +5,7 @@
 // CaseReport; the case never throws a tilec::Error.
 #pragma once
 
+#include "bench/case_key.h"
 #include "bench/case_report.h"
 #include "compiler/options.h"
 #include "graph/graph.h"
@@ -61,6 +62,12 @@ struct CaseOutcome {
 };
 
 CaseOutcome run_case(const CaseRequest& request);
+
+// The options part of a case's key: target, budget, cycle limit.
+std::string case_options_text(const CaseRequest& request);
+// The key the case would run under now: the package is compiled (unless
+// given) to learn its digest; "" when the compiler builds none.
+CaseKey expected_key(const CaseRequest& request);
 
 // Each compile stage's summed wall time over the top-level spans of
 // `timeline` (a stage runs once per plan the driver tries), in pipeline

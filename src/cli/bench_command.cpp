@@ -36,6 +36,7 @@ struct BenchFlags {
   std::string out = "out/sweep";
   std::string jobs = "auto";
   std::string compare;
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;
   bool force = false;
   bool no_profiles = false;
   bool quiet = false;
@@ -87,6 +88,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   options.out_directory = flags.out;
   options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
+  options.max_cycles = flags.max_cycles;
   options.profiles = !flags.no_profiles;
   if (!flags.quiet)
     options.progress = [](const std::string& line) {
@@ -156,6 +158,7 @@ void add_bench_command(CLI::App& app) {
                       "Cases run at once (default auto: the cores, as far as host memory allows about 1.5 GB "
                       "per case)")
       ->type_name("N");
+  add_max_cycles_flag(*command, f.max_cycles);
   command->add_flag("--force", f.force, "Run every case again, even those finished in --out");
   command->add_flag("--no-profiles", f.no_profiles, "Write no profile per passing case");
   command->add_option("--compare", f.compare,

@@ -3,6 +3,7 @@
 #include "support/error.h"
 #include "support/parallel.h"
 #include "support/span.h"
+#include "support/version.h"
 
 #include <fmt/core.h>
 
@@ -12,7 +13,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"tilec: compile neural-network graphs onto a tile processor and simulate them"};
-  app.set_version_flag("--version", "tilec 0.1.0");
+  app.set_version_flag("--version", std::string("tilec ") + tilec::kVersion);
   app.require_subcommand(1);
   int threads = 0;
   std::string trace_path;
