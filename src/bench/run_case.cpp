@@ -58,6 +58,8 @@ class CaseRunner {
         stop(kFault, fault);
       } catch (const Error& error) {
         stop(is_planner_rejection(error) ? kPlannerRejected : kError, error);
+      } catch (const std::bad_alloc&) {
+        stop(kError, Error(ErrorKind::Failure, "host memory", "an allocation failed (the host is out of memory)"));
       } catch (const std::exception& error) {
         stop(kError, Error(ErrorKind::Failure, "", fmt::format("internal error: {}", one_line(error.what()))));
       }

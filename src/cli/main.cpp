@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
   } catch (const tilec::Error& error) {
     std::fprintf(stderr, "tilec: error: %s\n", error.what());
     return error.exit_code();
+  } catch (const std::bad_alloc&) {
+    // Large allocations say what they were for (host_allocation); this is any other.
+    std::fprintf(stderr, "tilec: error: host memory: an allocation failed (the host is out of memory)\n");
+    return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "tilec: internal error: %s\n", tilec::one_line(error.what()).c_str());
     return 1;

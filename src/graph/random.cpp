@@ -6,6 +6,8 @@
 // contraction). docs/numerics.md states the algorithm in full.
 #include "graph/random.h"
 
+#include "support/error.h"
+
 #include <bit>
 #include <cmath>
 
@@ -75,7 +77,8 @@ double portable_log(double x) {
 std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::size_t count, float sigma) {
   SplitMixStream uniform(mix64(mix64(seed) ^ fnv1a64(stream)));
   std::vector<float> samples;
-  samples.reserve(count + 1);
+  host_allocation(std::uint64_t{count + 1} * sizeof(float), fmt::format("{} samples of '{}'", grouped(static_cast<std::int64_t>(count)), stream),
+                  [&] { samples.reserve(count + 1); });
   const double scale = sigma;
   while (samples.size() < count) {
     // Marsaglia polar method: a point uniform in the unit disc (but not its

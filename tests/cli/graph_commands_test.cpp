@@ -117,6 +117,14 @@ TEST(GraphShow, UsageErrors) {
                         "width and hidden are options of workload 'mlp'");
 }
 
+// Built-in workloads obey the 2^40-element limit of graph files.
+TEST(GraphShow, HugeWorkloadFlagsAreBadInput) {
+  expect_one_line_error(run_tilec("graph show --workload siglip-mlp --batch 99999999999"),
+                        "workload: x has shape [99999999999,729,1152]: more than 2^40 elements");
+  expect_one_line_error(run_tilec("compile --workload mlp --width 1000000000 --hidden 4304"),
+                        "workload: W1 has shape [1,1000000000,4304]: more than 2^40 elements");
+}
+
 TEST(GraphWorkloads, ListsTheBuiltInWorkloads) {
   const TilecRun run = run_tilec("graph workloads");
   EXPECT_EQ(run.exit_code, 0);
