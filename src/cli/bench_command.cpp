@@ -10,6 +10,7 @@
 #include "cli/case_flags.h"
 #include "cli/commands.h"
 #include "support/error.h"
+#include "support/output_path.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -100,6 +101,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
 
 void bench_sweep(const BenchFlags& flags) {
   const bench::SweepOptions options = sweep_options(flags);
+  check_output_folder("--out", options.out_directory);
   // Read first: a bad --compare file should not wait for the sweep.
   std::vector<bench::CaseReport> old_cases;
   if (!flags.compare.empty()) old_cases = bench::read_report_file(flags.compare);

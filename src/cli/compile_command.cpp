@@ -13,6 +13,7 @@
 #include "package/package_file.h"
 #include "support/duration.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 
 #include <fmt/format.h>
@@ -82,6 +83,7 @@ void print_json(const GraphSource& source, const compiler::CompileOptions& optio
 }
 
 void compile_graph(const CLI::App& command, const CompileFlags& flags) {
+  if (!flags.output.empty()) check_output_file("-o", flags.output);
   compiler::CompileOptions options = compile_options(flags.target);
   options.dump_after = flags.dump_after;
   if (flags.max_k_parts > 0) options.max_k_parts = flags.max_k_parts;

@@ -1,6 +1,7 @@
 // The `tilec` binary: one app, one subcommand per job.
 #include "cli/commands.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/parallel.h"
 #include "support/span.h"
 #include "support/version.h"
@@ -23,7 +24,12 @@ int main(int argc, char** argv) {
                  "Write tilec's own timing spans as Chrome trace-event JSON to FILE");
 
   // Runs after the global options are read, before any subcommand's callback.
-  app.parse_complete_callback([&] { tilec::set_thread_count(threads); });
+  bool trace_path_checked = false;
+  app.parse_complete_callback([&] {
+    tilec::set_thread_count(threads);
+    if (!trace_path.empty()) tilec::check_output_file("--trace-json", trace_path);
+    trace_path_checked = true;
+  });
 
   tilec::cli::add_reference_command(app);
   tilec::cli::add_graph_commands(app);
@@ -38,15 +44,16 @@ int main(int argc, char** argv) {
   // Written whatever the outcome, so a failing run can still be profiled.
   struct TraceWriter {
     const std::string& path;
+    const bool& checked;
     ~TraceWriter() {
-      if (path.empty()) return;
+      if (path.empty() || !checked) return;
       try {
         tilec::global_timeline().write_chrome_trace(path);
       } catch (const tilec::Error& error) {
         std::fprintf(stderr, "tilec: error: %s\n", error.what());
       }
     }
-  } trace_writer{trace_path};
+  } trace_writer{trace_path, trace_path_checked};
 
   try {
     app.parse(argc, argv);

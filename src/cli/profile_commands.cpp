@@ -6,6 +6,7 @@
 #include "profile/query_report.h"
 #include "profile/summary.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 
 #include <fmt/core.h>
@@ -30,7 +31,7 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (out) out.close();
-  if (!out) throw_failure(path, "cannot write: {}", std::strerror(errno));
+  if (!out) throw_bad_input(path, "cannot write: {}", std::strerror(errno));
 }
 
 void query(const ProfileCommandOptions& options) {
@@ -43,6 +44,7 @@ void query(const ProfileCommandOptions& options) {
 }
 
 void render(const ProfileCommandOptions& options) {
+  check_output_file("-o", options.output);
   profile::ProfileData data;
   {
     Span span("read_profile");
@@ -57,6 +59,7 @@ void render(const ProfileCommandOptions& options) {
 }
 
 void export_trace(const ProfileCommandOptions& options) {
+  check_output_file("--chrome", options.output);
   write_text(options.output, profile::chrome_trace(profile::read_profile(options.profile)));
 }
 

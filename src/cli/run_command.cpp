@@ -14,6 +14,7 @@
 #include "package/package_file.h"
 #include "support/duration.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 
 #include <fmt/format.h>
@@ -69,6 +70,8 @@ void print_summary(const bench::CaseReport& report) {
 }
 
 void run(const CLI::App& command, const RunFlags& flags) {
+  if (!flags.outputs_dir.empty()) check_output_folder("--outputs", flags.outputs_dir);
+  if (!flags.profile_dir.empty()) check_output_folder("--profile", flags.profile_dir);
   std::optional<package::Package> package;
   if (!flags.package_file.empty()) {
     if (command.count("--budget-kib") > 0) throw_bad_input("--budget-kib", "applies when compiling, not to --package");

@@ -7,6 +7,7 @@
 #include "package/package_file.h"
 #include "sim/device.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 #include "target/machine.h"
 
@@ -47,6 +48,7 @@ void load_inputs(sim::Device& device, const package::Package& contents, const st
 }
 
 void simulate(const SimCommandOptions& options) {
+  if (!options.outputs.empty()) check_output_folder("--outputs", options.outputs);
   package::Package contents = package::read_package(options.package);
   MachineModel machine = machine_by_name(options.target.empty() ? contents.target : options.target);
   sim::Device device(contents, machine);
