@@ -18,6 +18,7 @@
 #include "support/span.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 
@@ -69,6 +70,15 @@ void print_summary(const bench::CaseReport& report) {
   fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
 }
 
+// The budget the package was compiled for, from its compile info: 0 for the
+// whole tile, as --budget-kib gives it; 0 when the package does not say.
+std::uint32_t package_budget_bytes(const package::Package& package, const MachineModel& machine) {
+  const nlohmann::json info = nlohmann::json::parse(package.compile_info, nullptr, false);
+  if (!info.is_object() || !info.contains("budgetBytes") || !info["budgetBytes"].is_number_unsigned()) return 0;
+  const std::uint64_t bytes = info["budgetBytes"].get<std::uint64_t>();
+  return bytes >= machine.memory_bytes() ? 0 : static_cast<std::uint32_t>(bytes);
+}
+
 void run(const CLI::App& command, const RunFlags& flags) {
   if (!flags.outputs_dir.empty()) check_output_folder("--outputs", flags.outputs_dir);
   if (!flags.profile_dir.empty()) check_output_folder("--profile", flags.profile_dir);
@@ -78,6 +88,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
     package = package::read_package(flags.package_file);
   }
   compiler::CompileOptions options = compile_options(flags.target, package ? package->target : "ipu21");
+  if (package) options.budget_bytes = package_budget_bytes(*package, options.machine);
   GraphSource source = load_graph_source(command, flags.graph_file, flags.workload, flags.inputs_dir, true,
                                          options.budget_bytes / 1024);
   source.identity.target = options.machine.name;

@@ -110,6 +110,23 @@ TEST(RunCommand, RunsAPackageOnNpyData) {
   EXPECT_EQ(a["estimatedCycles"], b["estimatedCycles"]);  // from the package's compile info
 }
 
+// The case a package runs is the one it was compiled for: its budget comes
+// from the package.
+TEST(RunCommand, APackageIsReportedWithItsOwnBudget) {
+  const std::string dir = fresh_directory("run_package_budget");
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 --budget-kib 16 -o " + dir + "/16k.tpk").exit_code, 0);
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 -o " + dir + "/default.tpk").exit_code, 0);
+  const TilecRun small = run_tilec("run " + kSmallMlp + " --package " + dir + "/16k.tpk --json");
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  const nlohmann::json report = nlohmann::json::parse(small.out);
+  EXPECT_EQ(report["case"], "fp8-b1-n1-16k");
+  EXPECT_EQ(report["budget_kib"], 16);
+  const TilecRun whole = run_tilec("run " + kSmallMlp + " --package " + dir + "/default.tpk --json");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["case"], "fp8-b1-n1-default");
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["budget_kib"], 0);
+}
+
 TEST(RunCommand, WrongNumbersExitOne) {
   // The package computes gelu(x W1) W2; the graph says gelu(x W2) W1.
   const std::string dir = graph_with_data("run_wrong", true);
