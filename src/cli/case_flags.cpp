@@ -2,6 +2,7 @@
 
 #include "bench/run_case.h"
 #include "bench/workload_data.h"
+#include "cli/usage_errors.h"
 #include "graph/json_format.h"
 #include "graph/npy.h"
 #include "support/error.h"
@@ -38,7 +39,7 @@ void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles) {
                               "alone restarts at every sync)",
                               max_cycles))
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1));
 }
 
 std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine) {

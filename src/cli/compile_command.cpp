@@ -9,6 +9,7 @@
 #include "bench/run_case.h"
 #include "cli/case_flags.h"
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 #include "compiler/compile.h"
 #include "package/package_file.h"
 #include "support/duration.h"
@@ -138,7 +139,7 @@ void add_compile_command(CLI::App& app) {
   command->add_option("--max-k-parts", flags->max_k_parts,
                       "The most K parts a GEMM may split its sums over; 1 makes results bit-identical to the host "
                       "reference (default: the planner's choice)")
-      ->check(CLI::Range(1, 64))
+      ->check(integer_in(1, 64))
       ->type_name("N");
   command->callback([command, flags] { compile_graph(*command, *flags); });
 }

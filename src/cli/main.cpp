@@ -1,5 +1,6 @@
 // The `tilec` binary: one app, one subcommand per job.
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 #include "support/error.h"
 #include "support/output_path.h"
 #include "support/parallel.h"
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   std::string trace_path;
   app.add_option("--threads", threads, "Host threads for tilec's own work (0 = every core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tilec::cli::integer_in(0, 1024));
   app.add_option("--trace-json", trace_path,
                  "Write tilec's own timing spans as Chrome trace-event JSON to FILE");
 
@@ -60,8 +61,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& success) {
     return app.exit(success);
   } catch (const CLI::ParseError& error) {
-    // CLI11 prints usage errors itself; they are bad input.
-    app.exit(error);
+    std::fprintf(stderr, "tilec: error: %s\n", tilec::one_line(tilec::cli::usage_error_text(app, error)).c_str());
     return 2;
   } catch (const tilec::Error& error) {
     std::fprintf(stderr, "tilec: error: %s\n", error.what());

@@ -2,6 +2,7 @@
 // docs/profile-format.md) and summarise it, render it as one HTML page, or
 // export it as a Chrome trace.
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 #include "profile/profile.h"
 #include "profile/query_report.h"
 #include "profile/summary.h"
@@ -82,7 +83,7 @@ void add_profile_commands(CLI::App& app) {
       add_profile_subcommand(*group, "query", "Totals by kernel, phase and tile; utilisation and roofline", options);
   query_command->add_flag("--json", options->json, "Print one JSON object");
   query_command->add_option("--top", options->top, "How many of the busiest tiles to list")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0));
   query_command->callback([options] { query(*options); });
 
   CLI::App* render_command = add_profile_subcommand(
