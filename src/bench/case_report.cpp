@@ -100,6 +100,8 @@ ordered_json case_json(const CaseReport& report) {
   json["peakTileBytes"] = optional_json(report.peak_tile_bytes);
   json["packageBytes"] = optional_json(report.package_bytes);
   json["outOfTolerance"] = optional_json(report.out_of_tolerance);
+  json["nanMismatches"] = optional_json(report.nan_mismatches);
+  json["infinityMismatches"] = optional_json(report.infinity_mismatches);
   json["compileSeconds"] = optional_json(rounded_seconds(report.compile_seconds));
   json["simulateSeconds"] = optional_json(rounded_seconds(report.simulate_seconds));
   json["referenceSeconds"] = optional_json(rounded_seconds(report.reference_seconds));
@@ -144,6 +146,8 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.peak_tile_bytes = named.optional<std::uint32_t>("peakTileBytes");
   report.package_bytes = named.optional<std::uint64_t>("packageBytes");
   report.out_of_tolerance = named.optional<std::int64_t>("outOfTolerance");
+  report.nan_mismatches = named.optional<std::int64_t>("nanMismatches");
+  report.infinity_mismatches = named.optional<std::int64_t>("infinityMismatches");
   report.compile_seconds = named.optional<double>("compileSeconds");
   report.simulate_seconds = named.optional<double>("simulateSeconds");
   report.reference_seconds = named.optional<double>("referenceSeconds");

@@ -51,6 +51,8 @@ struct CaseReport {
   std::optional<std::uint32_t> peak_tile_bytes;
   std::optional<std::uint64_t> package_bytes;
   std::optional<std::int64_t> out_of_tolerance;  // output elements
+  // Of those, NaN on one side only, and an infinity against another value.
+  std::optional<std::int64_t> nan_mismatches, infinity_mismatches;
   std::optional<double> compile_seconds, simulate_seconds, reference_seconds;
   std::string plan;
   std::string profile;  // the profile page, relative to the report's folder

@@ -174,18 +174,25 @@ class CaseRunner {
     const Comparison comparison = compare_outputs(outcome_.outputs, reference->outputs);
     report.maximum_absolute_error = comparison.maximum_absolute_error;
     report.out_of_tolerance = comparison.out_of_tolerance;
+    report.nan_mismatches = comparison.nan_mismatches;
+    report.infinity_mismatches = comparison.infinity_mismatches;
     if (comparison.passed()) {
       report.status = kPass;
       if (!request_.profile_directory.empty()) write_profile_files(profile);
       return;
     }
     report.status = kFailed;
+    const std::string non_finite =
+        comparison.nan_mismatches || comparison.infinity_mismatches
+            ? fmt::format(", {} NaN and {} infinite", grouped(comparison.nan_mismatches),
+                          grouped(comparison.infinity_mismatches))
+            : "";
     const Error error(ErrorKind::Failure, report.name,
                       fmt::format("{} of {} output elements out of tolerance (|device - reference| > {} + {} x "
-                                  "|reference|); worst {}",
+                                  "|reference|{}); worst {}",
                                   grouped(static_cast<std::uint64_t>(comparison.out_of_tolerance)),
                                   grouped(static_cast<std::uint64_t>(comparison.elements)), kAbsoluteTolerance,
-                                  kRelativeTolerance, comparison.worst));
+                                  kRelativeTolerance, non_finite, comparison.worst));
     report.diagnostic.push_back(error.what());
     outcome_.error = error;
   }

@@ -25,8 +25,7 @@ std::string element_name(const std::string& tensor, const graph::Shape& shape, s
 
 Comparison compare_outputs(const graph::TensorMap& device, const graph::TensorMap& reference) {
   Comparison comparison;
-  double worst_excess = -1;
-  bool all_finite = true;
+  double worst_excess = 0;
   double largest = 0;
   for (const auto& [name, expected] : reference) {
     const auto found = device.find(name);
@@ -37,13 +36,23 @@ Comparison compare_outputs(const graph::TensorMap& device, const graph::TensorMa
     const std::vector<float> want = expected.to_floats(), got = found->second.to_floats();
     comparison.elements += static_cast<std::int64_t>(want.size());
     for (std::size_t i = 0; i < want.size(); ++i) {
-      const double difference = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
-      const double allowed = kAbsoluteTolerance + kRelativeTolerance * std::fabs(static_cast<double>(want[i]));
-      if (!std::isfinite(difference)) all_finite = false;
-      else largest = std::max(largest, difference);
-      if (difference <= allowed) continue;  // false for NaN
+      const double d = got[i], r = want[i];
+      double excess;  // beyond the tolerance; infinite for a non-finite mismatch
+      if (std::isnan(d) || std::isnan(r)) {
+        if (std::isnan(d) && std::isnan(r)) continue;
+        ++comparison.nan_mismatches;
+        excess = INFINITY;
+      } else if (std::isinf(d) || std::isinf(r)) {
+        if (d == r) continue;
+        ++comparison.infinity_mismatches;
+        excess = INFINITY;
+      } else {
+        const double difference = std::fabs(d - r);
+        largest = std::max(largest, difference);
+        excess = difference - (kAbsoluteTolerance + kRelativeTolerance * std::fabs(r));
+        if (excess <= 0) continue;
+      }
       ++comparison.out_of_tolerance;
-      const double excess = std::isfinite(difference) ? difference - allowed : INFINITY;
       if (excess > worst_excess) {
         worst_excess = excess;
         comparison.worst = fmt::format("{}: device {} reference {}",
@@ -52,7 +61,10 @@ Comparison compare_outputs(const graph::TensorMap& device, const graph::TensorMa
       }
     }
   }
-  comparison.maximum_absolute_error = all_finite ? std::optional<double>(largest) : std::nullopt;
+  if (comparison.nan_mismatches == 0 && comparison.infinity_mismatches == 0)
+    comparison.maximum_absolute_error = largest;
+  else
+    comparison.maximum_absolute_error.reset();
   return comparison;
 }
 

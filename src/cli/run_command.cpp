@@ -38,6 +38,13 @@ struct RunFlags {
   bool json = false;
 };
 
+// " (2 NaN, 1 infinite)" when some mismatches are not finite.
+std::string non_finite_text(const bench::CaseReport& report) {
+  const std::int64_t nans = report.nan_mismatches.value_or(0), infinities = report.infinity_mismatches.value_or(0);
+  if (nans == 0 && infinities == 0) return "";
+  return fmt::format(" ({} NaN, {} infinite)", grouped(nans), grouped(infinities));
+}
+
 void print_summary(const bench::CaseReport& report) {
   fmt::print("run {}: {} on {}\n", report.name, report.workload, report.target);
   if (!report.plan.empty()) fmt::print("  plan      {}\n", report.plan);
@@ -64,8 +71,9 @@ void print_summary(const bench::CaseReport& report) {
                report.maximum_absolute_error ? fmt::format("{:.4g}", *report.maximum_absolute_error) : "non-finite",
                *report.out_of_tolerance == 0
                    ? std::string("every element within 0.03 + 0.05 x |reference|")
-                   : fmt::format("{} elements out of tolerance",
-                                 grouped(static_cast<std::uint64_t>(*report.out_of_tolerance))));
+                   : fmt::format("{} elements out of tolerance{}",
+                                 grouped(static_cast<std::uint64_t>(*report.out_of_tolerance)),
+                                 non_finite_text(report)));
   if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
   fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
 }

@@ -34,12 +34,30 @@ TEST(Verify, ElementsWithinTheAbsoluteAndRelativeToleranceVote) {
   EXPECT_EQ(outside.worst, "y[1,1]: device 9.4 reference 10");
 }
 
-TEST(Verify, NotANumberIsNeverWithinTolerance) {
-  const graph::TensorMap reference{{"y", f32_tensor({2}, {1.0f, 2.0f})}};
-  const Comparison comparison = compare_outputs({{"y", f32_tensor({2}, {NAN, 2.0f})}}, reference);
-  EXPECT_EQ(comparison.out_of_tolerance, 1);
+TEST(Verify, ANaNAgainstANumberIsOutOfTolerance) {
+  const graph::TensorMap reference{{"y", f32_tensor({3}, {1.0f, 2.0f, NAN})}};
+  const Comparison comparison = compare_outputs({{"y", f32_tensor({3}, {NAN, 2.0f, 3.0f})}}, reference);
+  EXPECT_EQ(comparison.out_of_tolerance, 2);
+  EXPECT_EQ(comparison.nan_mismatches, 2);
+  EXPECT_EQ(comparison.infinity_mismatches, 0);
   EXPECT_FALSE(comparison.maximum_absolute_error.has_value());
   EXPECT_THAT(comparison.worst, HasSubstr("y[0]: device nan"));
+}
+
+// Where the reference is NaN a NaN agrees, and the same infinity where it is
+// infinite; an infinity against anything else is out, however wide the
+// tolerance of an infinite reference would be.
+TEST(Verify, NaNAgreesWithNaNAndAnInfinityWithItself) {
+  const graph::TensorMap reference{{"y", f32_tensor({4}, {NAN, INFINITY, -INFINITY, 5.0f})}};
+  const Comparison same = compare_outputs({{"y", f32_tensor({4}, {NAN, INFINITY, -INFINITY, 5.01f})}}, reference);
+  EXPECT_TRUE(same.passed());
+  EXPECT_NEAR(*same.maximum_absolute_error, 0.01, 1e-6);
+  const Comparison other = compare_outputs({{"y", f32_tensor({4}, {NAN, 1e30f, INFINITY, INFINITY})}}, reference);
+  EXPECT_EQ(other.out_of_tolerance, 3);
+  EXPECT_EQ(other.infinity_mismatches, 3);
+  EXPECT_EQ(other.nan_mismatches, 0);
+  EXPECT_FALSE(other.maximum_absolute_error.has_value());
+  EXPECT_EQ(other.worst, "y[1]: device 1e+30 reference inf");
 }
 
 TEST(Verify, MissingOrMistypedOutputsAreBadInput) {

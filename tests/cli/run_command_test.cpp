@@ -127,6 +127,24 @@ TEST(RunCommand, APackageIsReportedWithItsOwnBudget) {
   EXPECT_EQ(nlohmann::json::parse(whole.out)["budget_kib"], 0);
 }
 
+// A NaN in x makes NaNs in its row of y, on the device and in the
+// reference alike: they agree.
+TEST(RunCommand, NaNWhereTheReferenceHasNaNAgrees) {
+  const std::string dir = graph_with_data("run_nan");
+  graph::Tensor x = graph::read_npy_as_stored(dir + "/x.npy");
+  std::vector<float> values = x.to_floats();
+  values[5] = NAN;
+  graph::write_npy(dir + "/x.npy", graph::Tensor::from_floats(x.type, values));
+  const TilecRun run = run_tilec("run " + dir + "/graph.json --inputs " + dir + " --target ipu21:16 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["status"], "pass");
+  EXPECT_EQ(report["outOfTolerance"], 0);
+  EXPECT_EQ(report["nanMismatches"], 0);
+  EXPECT_EQ(report["infinityMismatches"], 0);
+  EXPECT_TRUE(report["maximumAbsoluteError"].is_number());
+}
+
 TEST(RunCommand, WrongNumbersExitOne) {
   // The package computes gelu(x W1) W2; the graph says gelu(x W2) W1.
   const std::string dir = graph_with_data("run_wrong", true);
