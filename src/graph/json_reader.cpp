@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -447,6 +448,8 @@ Graph read_graph_json(std::string_view text, const std::string& source) {
 }
 
 Graph load_graph_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw_bad_input(path, "is a folder, not a graph file");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw_bad_input(path, "cannot open the graph file");
   std::ostringstream text;

@@ -71,6 +71,19 @@ TEST(GraphCheck, MissingFile) {
   expect_one_line_error(run_tilec("graph check " + path), path + ": cannot open the graph file");
 }
 
+TEST(GraphCheck, AFolderIsNotAGraphFile) {
+  const std::string path = fresh_directory("graph_folder");
+  expect_one_line_error(run_tilec("graph check " + path), path + ": is a folder, not a graph file");
+}
+
+// The default attention scale is 1/sqrt of a head's width, D / heads.
+TEST(GraphShow, AttentionNotesItsHeadsAndTheScaleTheyImply) {
+  const TilecRun run = run_tilec("graph show " + std::string(TILEC_SOURCE_DIR) + "/examples/encoder_block.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // q is [4, 64, 256] in 4 heads: 1/sqrt(64).
+  EXPECT_THAT(run.out, HasSubstr(" 4 heads, scale 1/sqrt(64)\n"));
+}
+
 TEST(GraphShow, ListsTheWorkloadWithMacsAndBytes) {
   const TilecRun run = run_tilec("graph show --workload siglip-mlp --fp8-scale -7");
   ASSERT_EQ(run.exit_code, 0) << run.err;

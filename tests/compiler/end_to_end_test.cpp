@@ -165,6 +165,24 @@ TEST(Compile, ABudgetBelowTheDataNamesThePeakTheTileAndTheBudget) {
 }
 
 
+// A group can be wider than its work: the plan says how many tiles hold
+// some, and they are the tiles the simulator sees load, send or receive.
+TEST(Compile, ThePlanSaysHowManyTilesHoldWork) {
+  for (std::uint32_t tiles : {16u, 64u}) {
+    graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
+    const CompileOptions options = on_tiles(tiles);
+    CompileResult compiled = compile(graph, options);
+    sim::Device device(compiled.package, options.machine);
+    for (const auto& [name, tensor] : graph::generate_data(graph, 0)) device.write(name, tensor);
+    const sim::RunResult run = device.run();
+    std::int64_t working = 0;
+    for (const sim::TileStats& tile : run.tiles)
+      if (tile.bytes_loaded > 0 || tile.bytes_sent > 0 || tile.bytes_received > 0) ++working;
+    EXPECT_NE(compiled.plan.find(fmt::format(" tiles ({} hold work), ", working)), std::string::npos)
+        << compiled.plan << " on " << tiles << " tiles";
+  }
+}
+
 // The device computes FP8 as F143 or F152 only: an OCP tensor anywhere
 // (an input, a weight, a cast's result inside a repeat) is refused.
 TEST(Compile, OcpFp8TensorsAreRefusedNamingTheTensor) {
