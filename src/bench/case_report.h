@@ -53,7 +53,15 @@ struct CaseReport {
   std::optional<std::int64_t> out_of_tolerance;  // output elements
   // Of those, NaN on one side only, and an infinity against another value.
   std::optional<std::int64_t> nan_mismatches, infinity_mismatches;
-  std::optional<double> compile_seconds, simulate_seconds, reference_seconds;
+  // The pass rule: |device - reference| <= absolute + relative x |reference|.
+  std::optional<double> absolute_tolerance, relative_tolerance;
+  // max |device - reference| / |reference| (reference finite, not zero).
+  std::optional<double> maximum_relative_error;
+  // Against the exact (FP64, unrounded) reference: the device's error, and
+  // the rounded reference's, which is what the graph's own precision costs.
+  std::optional<double> exact_absolute_error, exact_relative_error;
+  std::optional<double> precision_absolute_error, precision_relative_error;
+  std::optional<double> compile_seconds, simulate_seconds, reference_seconds, exact_reference_seconds;
   std::string plan;
   std::string profile;  // the profile page, relative to the report's folder
   // What produced the figures (set once the case has started), and the

@@ -170,9 +170,20 @@ class CaseRunner {
       reference = &request_.reference();
     }
     report.reference_seconds = reference->seconds;
+    report.exact_reference_seconds = reference->exact_seconds;
     Span span("compare");
-    const Comparison comparison = compare_outputs(outcome_.outputs, reference->outputs);
+    const ToleranceRule& rule = request_.tolerance;
+    report.absolute_tolerance = rule.absolute;
+    report.relative_tolerance = rule.relative;
+    const Comparison comparison = compare_outputs(outcome_.outputs, reference->outputs, rule);
     report.maximum_absolute_error = comparison.maximum_absolute_error;
+    report.maximum_relative_error = comparison.maximum_relative_error;
+    const ExactError device_error = exact_error(outcome_.outputs, reference->exact, rule.absolute);
+    const ExactError precision_error = exact_error(reference->outputs, reference->exact, rule.absolute);
+    report.exact_absolute_error = device_error.absolute;
+    report.exact_relative_error = device_error.relative;
+    report.precision_absolute_error = precision_error.absolute;
+    report.precision_relative_error = precision_error.relative;
     report.out_of_tolerance = comparison.out_of_tolerance;
     report.nan_mismatches = comparison.nan_mismatches;
     report.infinity_mismatches = comparison.infinity_mismatches;
@@ -191,8 +202,8 @@ class CaseRunner {
                       fmt::format("{} of {} output elements out of tolerance (|device - reference| > {} + {} x "
                                   "|reference|{}); worst {}",
                                   grouped(static_cast<std::uint64_t>(comparison.out_of_tolerance)),
-                                  grouped(static_cast<std::uint64_t>(comparison.elements)), kAbsoluteTolerance,
-                                  kRelativeTolerance, non_finite, comparison.worst));
+                                  grouped(static_cast<std::uint64_t>(comparison.elements)), rule.absolute,
+                                  rule.relative, non_finite, comparison.worst));
     report.diagnostic.push_back(error.what());
     outcome_.error = error;
   }
@@ -222,8 +233,9 @@ class CaseRunner {
 CaseOutcome run_case(const CaseRequest& request) { return CaseRunner(request).run(); }
 
 std::string case_options_text(const CaseRequest& request) {
-  return fmt::format("target {}, budget {} bytes, max-cycles {}", request.compile.machine.name,
-                     request.compile.budget_bytes, request.max_cycles);
+  return fmt::format("target {}, budget {} bytes, max-cycles {}, atol {}, rtol {}", request.compile.machine.name,
+                     request.compile.budget_bytes, request.max_cycles, request.tolerance.absolute,
+                     request.tolerance.relative);
 }
 
 CaseKey expected_key(const CaseRequest& request) {

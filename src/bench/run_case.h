@@ -7,8 +7,10 @@
 
 #include "bench/case_key.h"
 #include "bench/case_report.h"
+#include "bench/verify.h"
 #include "compiler/options.h"
 #include "graph/graph.h"
+#include "graph/reference.h"
 #include "graph/tensor.h"
 #include "package/package.h"
 #include "sim/device.h"
@@ -24,10 +26,13 @@
 
 namespace tilec::bench {
 
-// The host reference's outputs and how long it took to compute them.
+// The host reference's outputs, the exact (FP64, unrounded) reference's,
+// and how long each took to compute.
 struct ReferenceOutputs {
   graph::TensorMap outputs;
+  graph::ExactOutputs exact;
   double seconds = 0;
+  double exact_seconds = 0;
 };
 
 struct CaseRequest {
@@ -44,6 +49,8 @@ struct CaseRequest {
   const package::Package* package = nullptr;
   // The simulator faults when the run reaches this cycle (sim::SimOptions).
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;
+  // The pass rule for every output element.
+  ToleranceRule tolerance;
   // Set: when the case passes, its profile (profile.tprof,
   // docs/profile-format.md) and its page (profile.html) go into this folder,
   // and the report's `profile` names the page.
@@ -63,7 +70,7 @@ struct CaseOutcome {
 
 CaseOutcome run_case(const CaseRequest& request);
 
-// The options part of a case's key: target, budget, cycle limit.
+// The options part of a case's key: target, budget, cycle limit, pass rule.
 std::string case_options_text(const CaseRequest& request);
 // The key the case would run under now: the package is compiled (unless
 // given) to learn its digest; "" when the compiler builds none.

@@ -134,6 +134,7 @@ class Sweep {
       request.compile.machine = options_.machine;
       request.compile.budget_bytes = grid_case.budget_kib * 1024;
       request.max_cycles = options_.max_cycles;
+      request.tolerance = options_.tolerance;
       if (options_.profiles) request.profile_directory = case_directory(i).string();
       if (std::optional<CaseReport> kept = earlier(i, request)) {
         say(i, fmt::format("finished earlier ({}), kept", outcome_text(*kept)));

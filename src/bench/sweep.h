@@ -20,6 +20,7 @@
 #pragma once
 
 #include "bench/case_report.h"
+#include "bench/verify.h"
 #include "graph/workloads.h"
 #include "sim/device.h"
 #include "target/machine.h"
@@ -43,6 +44,7 @@ struct SweepOptions {
   std::vector<std::uint32_t> budgets_kib{0, 384, 256, 128, 64};  // 0 = the whole tile
   MachineModel machine = ipu21();
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;  // each run's cycle limit
+  ToleranceRule tolerance;                             // each case's pass rule
 
   std::string out_directory;
   int jobs = 1;         // cases run at once

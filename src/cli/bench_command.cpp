@@ -38,6 +38,7 @@ struct BenchFlags {
   std::string jobs = "auto";
   std::string compare;
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;
+  bench::ToleranceRule tolerance;
   bool force = false;
   bool no_profiles = false;
   bool quiet = false;
@@ -90,6 +91,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
   options.max_cycles = flags.max_cycles;
+  options.tolerance = flags.tolerance;
   options.profiles = !flags.no_profiles;
   if (!flags.quiet)
     options.progress = [](const std::string& line) {
@@ -161,6 +163,7 @@ void add_bench_command(CLI::App& app) {
                       "per case)")
       ->type_name("N");
   add_max_cycles_flag(*command, f.max_cycles);
+  add_tolerance_flags(*command, f.tolerance);
   command->add_flag("--force", f.force, "Run every case again, even those finished in --out");
   command->add_flag("--no-profiles", f.no_profiles, "Write no profile per passing case");
   command->add_option("--compare", f.compare,

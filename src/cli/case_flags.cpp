@@ -42,6 +42,19 @@ void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles) {
       ->check(integer_in(1));
 }
 
+void add_tolerance_flags(CLI::App& command, bench::ToleranceRule& rule) {
+  command
+      .add_option("--atol", rule.absolute,
+                  fmt::format("Pass rule: |device - reference| <= ATOL + RTOL x |reference| (default {}, the "
+                              "workload's)",
+                              rule.absolute))
+      ->type_name("ATOL")
+      ->check(non_negative_number());
+  command.add_option("--rtol", rule.relative, fmt::format("The pass rule's relative part (default {})", rule.relative))
+      ->type_name("RTOL")
+      ->check(non_negative_number());
+}
+
 std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine) {
   const std::optional<std::uint32_t> kib = parse_unsigned(text);
   if (!kib) throw_bad_input(flag + " " + text, "must be an integer >= 0");

@@ -35,6 +35,7 @@ struct RunFlags {
   std::string outputs_dir;
   std::string profile_dir;
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;
+  bench::ToleranceRule tolerance;
   bool json = false;
 };
 
@@ -66,14 +67,23 @@ void print_summary(const bench::CaseReport& report) {
     fmt::print("  simulate  {} cycles{} in {}\n", grouped(*report.cycles),
                report.efficiency ? fmt::format(" ({:.1f}% of the roofline)", *report.efficiency * 100) : "",
                format_duration(report.simulate_seconds.value_or(0)));
-  if (report.out_of_tolerance)
-    fmt::print("  outputs   max abs error {}; {}\n",
-               report.maximum_absolute_error ? fmt::format("{:.4g}", *report.maximum_absolute_error) : "non-finite",
+  if (report.out_of_tolerance) {
+    const auto error = [](const std::optional<double>& value) {
+      return value ? fmt::format("{:.4g}", *value) : std::string("non-finite");
+    };
+    fmt::print("  outputs   max abs error {}, max rel error {}; {}\n", error(report.maximum_absolute_error),
+               error(report.maximum_relative_error),
                *report.out_of_tolerance == 0
-                   ? std::string("every element within 0.03 + 0.05 x |reference|")
+                   ? fmt::format("every element within {} + {} x |reference|", report.absolute_tolerance.value_or(0),
+                                 report.relative_tolerance.value_or(0))
                    : fmt::format("{} elements out of tolerance{}",
                                  grouped(static_cast<std::uint64_t>(*report.out_of_tolerance)),
                                  non_finite_text(report)));
+    if (report.exact_absolute_error)
+      fmt::print("  exact     device max abs error {} (rel {}); the graph's precision alone {} (rel {})\n",
+                 error(report.exact_absolute_error), error(report.exact_relative_error),
+                 error(report.precision_absolute_error), error(report.precision_relative_error));
+  }
   if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
   fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
 }
@@ -109,6 +119,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   request.package = package ? &*package : nullptr;
   request.profile_directory = flags.profile_dir;
   request.max_cycles = flags.max_cycles;
+  request.tolerance = flags.tolerance;
   std::optional<bench::ReferenceOutputs> reference;
   request.reference = [&]() -> const bench::ReferenceOutputs& {
     if (source.workload) return source.workload->reference();
@@ -153,6 +164,7 @@ void add_run_command(CLI::App& app) {
                       "When the run passes, write its profile (profile.tprof) and page (profile.html) into DIR")
       ->type_name("DIR");
   add_max_cycles_flag(*command, flags->max_cycles);
+  add_tolerance_flags(*command, flags->tolerance);
   command->add_flag("--json", flags->json, "Print one case object of the sweep report's schema");
   command->callback([command, flags] { run(*command, *flags); });
 }

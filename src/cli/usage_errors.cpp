@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <cmath>
 #include <vector>
 
 namespace tilec::cli {
@@ -78,6 +79,19 @@ CLI::Validator integer_in(std::uint64_t min, std::uint64_t max) {
         return "";
       },
       "INTEGER " + range);
+}
+
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || stop != end || !std::isfinite(value) || value < 0)
+          return fmt::format("must be a number >= 0, not {}", text.empty() ? "nothing" : text);
+        return "";
+      },
+      "NUMBER >= 0");
 }
 
 std::string usage_error_text(const CLI::App& app, const CLI::ParseError& error) {

@@ -16,6 +16,10 @@ namespace tilec::cli {
 // CLI11 converts the text, so no conversion error reaches the user.
 CLI::Validator integer_in(std::uint64_t min, std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
 
+// A flag's value must be a finite decimal number >= 0 ("must be a number
+// >= 0, not -1").
+CLI::Validator non_negative_number();
+
 // The line (without "tilec: error: ") for a CLI11 parse failure of `app`.
 std::string usage_error_text(const CLI::App& app, const CLI::ParseError& error);
 

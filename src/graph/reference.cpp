@@ -10,19 +10,24 @@
 
 #include <cmath>
 #include <memory>
+#include <type_traits>
 
 namespace tilec::graph {
 
 namespace {
 
-using Values = std::vector<float>;
+// The interpreter runs in T = float (the reference: each result rounded to
+// its storage type) or T = double (the exact reference: nothing rounded).
+template <typename T>
+using Values = std::vector<T>;
 
-// A value during interpretation: its elements as FP32, already rounded to
-// its storage type. Shared, because carried and invariant values pass into
-// every iteration unchanged.
+// A value during interpretation: its elements, rounded to its storage type
+// in the FP32 reference. Shared, because carried and invariant values pass
+// into every iteration unchanged.
+template <typename T>
 struct Buffer {
   TensorType type;
-  std::shared_ptr<const Values> data;
+  std::shared_ptr<const Values<T>> data;
 };
 
 std::int64_t product(const Shape& shape) {
@@ -74,7 +79,7 @@ class BroadcastMap {
   std::vector<std::int64_t> strides_;
 };
 
-void round_to(Values& values, StorageType storage) {
+void round_to(Values<float>& values, StorageType storage) {
   if (storage.element == ElementType::F32) return;
   for_chunks(static_cast<std::int64_t>(values.size()), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i)
@@ -82,39 +87,50 @@ void round_to(Values& values, StorageType storage) {
   });
 }
 
-std::span<const float> slice(const Buffer& buffer, std::int64_t offset, std::int64_t count) {
-  return std::span<const float>(*buffer.data).subspan(static_cast<std::size_t>(offset),
-                                                      static_cast<std::size_t>(count));
+template <typename T>
+std::span<const T> slice(const Buffer<T>& buffer, std::int64_t offset, std::int64_t count) {
+  return std::span<const T>(*buffer.data).subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(count));
 }
 
-Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result, int k_parts) {
+// The FP32 reference's GEMM (which may sum K in parts), or the FP64 one.
+void gemm_kernel(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int k_parts) {
+  reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, k_parts);
+}
+void gemm_kernel(std::span<const double> a, std::span<const double> b, std::span<double> c, std::int64_t m,
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int) {
+  reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b);
+}
+
+template <typename T>
+Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape& result, int k_parts) {
   const Shape& as = a.type.shape;
   const Shape& bs = b.type.shape;
   const std::int64_t m = result[result.size() - 2], n = result.back();
   const std::int64_t k = op.transpose_a ? as[as.size() - 2] : as.back();
-  Values c(static_cast<std::size_t>(product(result)));
+  Values<T> c(static_cast<std::size_t>(product(result)));
   const Shape batch = drop_last(result, 2);
   const Shape a_batch = drop_last(as, 2), b_batch = drop_last(bs, 2);
   if (product(b_batch) == 1 && !op.transpose_a) {
     // One B for every batch element: a single GEMM over all rows of A.
     const std::int64_t rows = product(a_batch) * m;
-    reference::gemm(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_parts);
+    gemm_kernel(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_parts);
     return c;
   }
   const BroadcastMap a_map(a_batch, batch), b_map(b_batch, batch);
   for (std::int64_t i = 0; i < product(batch); ++i)
-    reference::gemm(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
-                    std::span<float>(c).subspan(static_cast<std::size_t>(i * m * n),
-                                                static_cast<std::size_t>(m * n)),
-                    m, n, k, op.transpose_a, op.transpose_b, k_parts);
+    gemm_kernel(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
+                std::span<T>(c).subspan(static_cast<std::size_t>(i * m * n), static_cast<std::size_t>(m * n)), m, n,
+                k, op.transpose_a, op.transpose_b, k_parts);
   return c;
 }
 
-Values add(const Buffer& a, const Buffer& b, const Shape& result) {
-  Values c(static_cast<std::size_t>(product(result)));
+template <typename T>
+Values<T> add(const Buffer<T>& a, const Buffer<T>& b, const Shape& result) {
+  Values<T> c(static_cast<std::size_t>(product(result)));
   const BroadcastMap a_map(a.type.shape, result), b_map(b.type.shape, result);
-  const Values& av = *a.data;
-  const Values& bv = *b.data;
+  const Values<T>& av = *a.data;
+  const Values<T>& bv = *b.data;
   for_chunks(product(result), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i)
       c[static_cast<std::size_t>(i)] =
@@ -123,9 +139,10 @@ Values add(const Buffer& a, const Buffer& b, const Shape& result) {
   return c;
 }
 
-Values gelu(const Op& op, const Buffer& x) {
-  Values out(x.data->size());
-  const Values& in = *x.data;
+template <typename T>
+Values<T> gelu(const Op& op, const Buffer<T>& x) {
+  Values<T> out(x.data->size());
+  const Values<T>& in = *x.data;
   for_chunks(static_cast<std::int64_t>(in.size()), [&](std::int64_t begin, std::int64_t end) {
     for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i)
       out[i] = op.approximation == GeluApproximation::Tanh ? reference::gelu_tanh(in[i])
@@ -134,19 +151,20 @@ Values gelu(const Op& op, const Buffer& x) {
   return out;
 }
 
-Values softmax(const Op& op, const Buffer& x) {
+template <typename T>
+Values<T> softmax(const Op& op, const Buffer<T>& x) {
   const Shape& shape = x.type.shape;
   const auto axis = static_cast<std::size_t>(op.axis < 0 ? op.axis + static_cast<int>(shape.size()) : op.axis);
   const std::int64_t length = shape[axis];
   const std::int64_t inner = product(Shape(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end()));
   const std::int64_t outer = product(drop_last(shape, shape.size() - axis));
-  Values out(x.data->size());
+  Values<T> out(x.data->size());
   if (inner == 1) {
-    reference::softmax(*x.data, out, length);
+    reference::softmax(std::span<const T>(*x.data), out, length);
     return out;
   }
   // Make the softmax axis innermost, normalise, and put it back.
-  Values moved(out.size()), normalised(out.size());
+  Values<T> moved(out.size()), normalised(out.size());
   auto moved_index = [&](std::int64_t o, std::int64_t l, std::int64_t i) {
     return static_cast<std::size_t>((o * inner + i) * length + l);
   };
@@ -156,59 +174,67 @@ Values softmax(const Op& op, const Buffer& x) {
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) moved[moved_index(o, l, i)] = (*x.data)[original_index(o, l, i)];
-  reference::softmax(moved, normalised, length);
+  reference::softmax(std::span<const T>(moved), normalised, length);
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) out[original_index(o, l, i)] = normalised[moved_index(o, l, i)];
   return out;
 }
 
-Values layernorm(const Op& op, const Buffer& x, const Buffer& gamma, const Buffer& beta) {
-  Values out(x.data->size());
-  reference::layernorm(*x.data, *gamma.data, *beta.data, out, x.type.shape.back(), op.epsilon);
+template <typename T>
+Values<T> layernorm(const Op& op, const Buffer<T>& x, const Buffer<T>& gamma, const Buffer<T>& beta) {
+  Values<T> out(x.data->size());
+  reference::layernorm(std::span<const T>(*x.data), std::span<const T>(*gamma.data), std::span<const T>(*beta.data),
+                       out, x.type.shape.back(), static_cast<T>(op.epsilon));
   return out;
 }
 
 // Columns [first, first + count) of a row-major [rows, cols] matrix.
-std::vector<float> columns_of(std::span<const float> matrix, std::int64_t rows, std::int64_t cols, std::int64_t first,
-                              std::int64_t count) {
-  std::vector<float> part(static_cast<std::size_t>(rows * count));
+template <typename T>
+std::vector<T> columns_of(std::span<const T> matrix, std::int64_t rows, std::int64_t cols, std::int64_t first,
+                          std::int64_t count) {
+  std::vector<T> part(static_cast<std::size_t>(rows * count));
   for (std::int64_t r = 0; r < rows; ++r)
     std::copy_n(matrix.begin() + r * cols + first, count, part.begin() + r * count);
   return part;
 }
 
-Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v, const Shape& result) {
+template <typename T>
+Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Shape& result) {
   const Shape& qs = q.type.shape;
   const Shape& ks = k.type.shape;
   const std::int64_t heads = op.attention_heads;
   const std::int64_t s = qs[qs.size() - 2], d = qs.back(), t = ks[ks.size() - 2];
   const std::int64_t e = result.back();
   const std::int64_t dh = d / heads, eh = e / heads;
-  const float scale = op.attention_scale != 0.0f ? op.attention_scale
-                                                 : 1.0f / std::sqrt(static_cast<float>(dh));
+  const T scale = op.attention_scale != 0.0f ? static_cast<T>(op.attention_scale) : T(1) / std::sqrt(static_cast<T>(dh));
   const Shape batch = drop_last(result, 2);
   const BroadcastMap q_map(drop_last(qs, 2), batch), k_map(drop_last(ks, 2), batch),
       v_map(drop_last(v.type.shape, 2), batch);
-  Values out(static_cast<std::size_t>(product(result)));
-  Values scores(static_cast<std::size_t>(s * t)), probabilities(scores.size()), head_out(static_cast<std::size_t>(s * eh));
+  Values<T> out(static_cast<std::size_t>(product(result)));
+  Values<T> scores(static_cast<std::size_t>(s * t)), probabilities(scores.size()),
+      head_out(static_cast<std::size_t>(s * eh));
   for (std::int64_t i = 0; i < product(batch); ++i)
     for (std::int64_t h = 0; h < heads; ++h) {
-      const std::vector<float> qh = columns_of(slice(q, q_map(i) * s * d, s * d), s, d, h * dh, dh);
-      const std::vector<float> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
-      const std::vector<float> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
-      reference::gemm(qh, kh, scores, s, t, dh, false, true);
-      for (float& score : scores) score *= scale;
-      reference::softmax(scores, probabilities, t);
-      reference::gemm(probabilities, vh, head_out, s, eh, t);
+      const std::vector<T> qh = columns_of(slice(q, q_map(i) * s * d, s * d), s, d, h * dh, dh);
+      const std::vector<T> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
+      const std::vector<T> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
+      gemm_kernel(qh, kh, scores, s, t, dh, false, true, 1);
+      for (T& score : scores) score *= scale;
+      reference::softmax(std::span<const T>(scores), probabilities, t);
+      gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, 1);
       for (std::int64_t r = 0; r < s; ++r)
         std::copy_n(head_out.begin() + r * eh, eh, out.begin() + (i * s + r) * e + h * eh);
     }
   return out;
 }
 
+template <typename T>
 class Interpreter {
  public:
+  using Buffer = graph::Buffer<T>;
+  using Values = graph::Values<T>;
+
   Interpreter(bool keep_intermediates, int gemm_k_parts, TensorMap& intermediates)
       : keep_(keep_intermediates), gemm_k_parts_(gemm_k_parts), intermediates_(intermediates) {}
 
@@ -233,8 +259,8 @@ class Interpreter {
 
  private:
   static Buffer source(const Graph& graph, const Op& op, const TensorMap& sources) {
-    return Buffer{graph.type(op.results[0]),
-                  std::make_shared<const Values>(sources.at(op.name).to_floats())};
+    const std::vector<float> stored = sources.at(op.name).to_floats();  // decoded exactly
+    return Buffer{graph.type(op.results[0]), std::make_shared<const Values>(stored.begin(), stored.end())};
   }
 
   void execute(const Graph& graph, const Op& op, std::vector<Buffer>& values, const TensorMap* sources,
@@ -264,16 +290,16 @@ class Interpreter {
       case OpKind::Attention: result = attention(op, operand(0), operand(1), operand(2), type.shape); break;
       default: TILEC_CHECK(false, "op kind {} has no interpreter", op_kind_name(op.kind));
     }
-    round_to(result, type.storage);
+    if constexpr (std::is_same_v<T, float>) round_to(result, type.storage);
     store(graph, op.results[0], values, Buffer{type, std::make_shared<const Values>(std::move(result))},
           prefix);
   }
 
   void store(const Graph& graph, ValueId id, std::vector<Buffer>& values, Buffer buffer,
              const std::string& prefix) {
-    if (keep_)
-      intermediates_.insert_or_assign(prefix + graph.value(id).name,
-                                      Tensor::from_floats(buffer.type, *buffer.data));
+    if constexpr (std::is_same_v<T, float>)
+      if (keep_)
+        intermediates_.insert_or_assign(prefix + graph.value(id).name, Tensor::from_floats(buffer.type, *buffer.data));
     values[static_cast<std::size_t>(id)] = std::move(buffer);
   }
 
@@ -294,7 +320,7 @@ class Interpreter {
         TensorType type = operands[i].type;
         type.shape.erase(type.shape.begin());
         const std::int64_t size = type.elements();
-        std::span<const float> part = slice(operands[i], iteration * size, size);
+        std::span<const T> part = slice(operands[i], iteration * size, size);
         arguments.push_back(Buffer{type, std::make_shared<const Values>(part.begin(), part.end())});
       }
       state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration));
@@ -331,12 +357,23 @@ ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool
   validate(graph);
   check_sources(graph, tensors);
   ReferenceResult result;
-  Interpreter interpreter(keep_intermediates, gemm_k_parts, result.intermediates);
-  std::vector<Buffer> outputs = interpreter.run(graph, {}, &tensors, "");
+  Interpreter<float> interpreter(keep_intermediates, gemm_k_parts, result.intermediates);
+  std::vector<Buffer<float>> outputs = interpreter.run(graph, {}, &tensors, "");
   for (std::size_t i = 0; i < outputs.size(); ++i)
     result.outputs.insert_or_assign(graph.outputs[i].first,
                                     Tensor::from_floats(outputs[i].type, *outputs[i].data));
   return result;
+}
+
+ExactOutputs run_exact_reference(const Graph& graph, const TensorMap& tensors) {
+  validate(graph);
+  check_sources(graph, tensors);
+  TensorMap unused;
+  Interpreter<double> interpreter(false, 1, unused);
+  std::vector<Buffer<double>> outputs = interpreter.run(graph, {}, &tensors, "");
+  ExactOutputs exact;
+  for (std::size_t i = 0; i < outputs.size(); ++i) exact.insert_or_assign(graph.outputs[i].first, *outputs[i].data);
+  return exact;
 }
 
 }  // namespace tilec::graph

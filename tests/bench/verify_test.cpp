@@ -60,6 +60,30 @@ TEST(Verify, NaNAgreesWithNaNAndAnInfinityWithItself) {
   EXPECT_EQ(other.worst, "y[1]: device 1e+30 reference inf");
 }
 
+TEST(Verify, TheRuleAndTheRelativeErrorFollowTheTolerances) {
+  const graph::TensorMap reference{{"y", f32_tensor({3}, {0.01f, 1.0f, -4.0f})}};
+  const graph::TensorMap device{{"y", f32_tensor({3}, {0.02f, 1.04f, -4.0f})}};
+  const Comparison workload = compare_outputs(device, reference);
+  EXPECT_TRUE(workload.passed());
+  // Relative errors where |reference| >= 0.03: y[1] (0.04), not y[0] (1.0).
+  EXPECT_NEAR(*workload.maximum_relative_error, 0.04, 1e-6);
+  const Comparison strict = compare_outputs(device, reference, ToleranceRule{0.001, 0.01});
+  EXPECT_EQ(strict.out_of_tolerance, 2);
+  EXPECT_EQ(strict.worst, "y[1]: device 1.04 reference 1");
+  const Comparison relative_only = compare_outputs(device, reference, ToleranceRule{0, 0.05});
+  EXPECT_EQ(relative_only.out_of_tolerance, 1);  // y[0], twice its reference
+  EXPECT_NEAR(*relative_only.maximum_relative_error, 1.0, 1e-6);
+}
+
+TEST(Verify, ErrorAgainstTheExactReference) {
+  const graph::TensorMap values{{"y", f32_tensor({4}, {0.5f, -2.0f, 0.006f, NAN})}};
+  const graph::ExactOutputs exact{{"y", {0.25, -2.5, 0.002, 1.0}}};
+  const ExactError error = exact_error(values, exact, 0.03);
+  EXPECT_DOUBLE_EQ(error.absolute, 0.5);  // y[1]; the NaN is left out
+  EXPECT_DOUBLE_EQ(error.relative, 1.0);  // y[0]; y[2] is below the floor
+  EXPECT_NEAR(exact_error(values, exact, 0).relative, 2.0, 1e-6);  // y[2] counts without a floor
+}
+
 TEST(Verify, MissingOrMistypedOutputsAreBadInput) {
   const graph::TensorMap reference{{"y", f32_tensor({2}, {1.0f, 2.0f})}};
   try {

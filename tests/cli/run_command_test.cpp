@@ -161,6 +161,50 @@ TEST(RunCommand, WrongNumbersExitOne) {
   EXPECT_GT(report["outOfTolerance"].get<int>(), 0);
 }
 
+// The workload's rule is blind where |y| < 0.03: a package computing other
+// numbers passes on small data. --atol and --rtol set a rule that sees it.
+TEST(RunCommand, AtolAndRtolSetThePassRule) {
+  const std::string dir = graph_with_data("run_tolerance", true);
+  graph::Tensor x = graph::read_npy_as_stored(dir + "/x.npy");
+  std::vector<float> values = x.to_floats();
+  for (float& value : values) value /= 64;
+  graph::write_npy(dir + "/x.npy", graph::Tensor::from_floats(x.type, values));
+  write_file(dir + "/original.json", square_mlp(false));
+  ASSERT_EQ(run_tilec("compile " + dir + "/original.json --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
+  const std::string run = "run " + dir + "/graph.json --inputs " + dir + " --package " + dir + "/model.tpk --json";
+  const TilecRun blind = run_tilec(run);
+  ASSERT_EQ(blind.exit_code, 0) << blind.err;
+  const nlohmann::json passed = nlohmann::json::parse(blind.out);
+  EXPECT_EQ(passed["absoluteTolerance"], 0.03);
+  EXPECT_EQ(passed["relativeTolerance"], 0.05);
+  EXPECT_GT(passed["maximumAbsoluteError"].get<double>(), 0.001);
+  const TilecRun strict = run_tilec(run + " --atol 0.001 --rtol 0.05");
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_THAT(strict.err, HasSubstr("out of tolerance (|device - reference| > 0.001 + 0.05 x |reference|)"));
+  const nlohmann::json failed = nlohmann::json::parse(strict.out);
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_EQ(failed["absoluteTolerance"], 0.001);
+  expect_one_line(run_tilec(run + " --rtol -1"), 2, "--rtol: must be a number >= 0, not -1\n");
+}
+
+// Errors against the exact (FP64, unrounded) reference: the device's, and
+// the reference's own, which is what the graph's precision costs. An FP8
+// graph loses far more to its types than the device adds to them.
+TEST(RunCommand, ErrorsAgainstExactValues) {
+  const TilecRun fp8 = run_tilec("run " + kSmallMlp + " --target ipu21:16 --json");
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+  const nlohmann::json report = nlohmann::json::parse(fp8.out);
+  const double device = report["exactAbsoluteError"], precision = report["precisionAbsoluteError"];
+  EXPECT_GT(precision, 10 * report["maximumAbsoluteError"].get<double>());
+  // |device - exact| <= |device - reference| + |reference - exact|.
+  EXPECT_LE(device, report["maximumAbsoluteError"].get<double>() + precision);
+  EXPECT_GT(report["exactRelativeError"].get<double>(), 0);
+  EXPECT_GT(report["maximumRelativeError"].get<double>(), 0);
+  const TilecRun fp32 = run_tilec("run " + kSmallMlp + " --precision fp32 --target ipu21:16 --json");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  EXPECT_LT(nlohmann::json::parse(fp32.out)["precisionAbsoluteError"].get<double>(), 1e-5);
+}
+
 TEST(RunCommand, NoFittingPlanExitsOneWithItsReport) {
   const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --budget-kib 4 --json");
   EXPECT_EQ(run.exit_code, 1);
