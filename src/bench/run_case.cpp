@@ -143,6 +143,7 @@ class CaseRunner {
       Span span("simulate");
       sim::SimOptions options;  // recording the profile costs little
       options.max_cycles = request_.max_cycles;
+      options.on_progress = request_.on_cycles;
       run = device->run(options);
       report.simulate_seconds = span.elapsed_seconds();
       report.cycles = run.cycles;

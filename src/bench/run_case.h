@@ -58,6 +58,8 @@ struct CaseRequest {
   // Called when the case enters a stage (compile stages, then simulate,
   // reference, compare...), with the seconds since the case began.
   std::function<void(std::string_view stage, double elapsed)> on_stage;
+  // Called with the cycles simulated so far (sim::SimOptions::on_progress).
+  std::function<void(std::uint64_t cycles)> on_cycles;
 };
 
 struct CaseOutcome {

@@ -10,6 +10,7 @@
 #include "bench/workload_data.h"
 #include "cli/case_flags.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "graph/npy.h"
 #include "package/package_file.h"
 #include "support/duration.h"
@@ -37,6 +38,7 @@ struct RunFlags {
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;
   bench::ToleranceRule tolerance;
   bool json = false;
+  bool progress = false;
 };
 
 // " (2 NaN, 1 infinite)" when some mismatches are not finite.
@@ -126,11 +128,15 @@ void run(const CLI::App& command, const RunFlags& flags) {
     if (!reference) reference = bench::compute_reference(source.graph, source.data);
     return *reference;
   };
+  Progress progress(flags.progress);
+  request.on_stage = [&progress](std::string_view stage, double) { progress.stage(stage); };
+  request.on_cycles = [&progress](std::uint64_t cycles) { progress.cycles(cycles); };
   bench::CaseOutcome outcome = bench::run_case(request);
   for (const SpanRecord& span : outcome.spans) global_timeline().add(span);
 
   if (!flags.outputs_dir.empty() && !outcome.outputs.empty())
     graph::write_tensor_dir(flags.outputs_dir, outcome.outputs, graph::TensorRole::Output);
+  progress.finish();
   // A case stopped by bad input reports nothing but the error.
   if (outcome.report.status != bench::kError) {
     if (flags.json)
@@ -166,6 +172,7 @@ void add_run_command(CLI::App& app) {
   add_max_cycles_flag(*command, flags->max_cycles);
   add_tolerance_flags(*command, flags->tolerance);
   command->add_flag("--json", flags->json, "Print one case object of the sweep report's schema");
+  add_progress_flag(*command, flags->progress);
   command->callback([command, flags] { run(*command, *flags); });
 }
 

@@ -210,6 +210,7 @@ RunResult DeviceState::run(const SimOptions& options) {
       tile.stop = Stop::None;
     }
     ++result.syncs;
+    if (options.on_progress) options.on_progress(release);
     live = std::move(at_sync);
   }
 
@@ -225,6 +226,7 @@ RunResult DeviceState::run(const SimOptions& options) {
     result.cycles = std::max(result.cycles, tile.stop_cycle);
   }
   if (options.record_profile) result.profile = collect_profile();
+  if (options.on_progress) options.on_progress(result.cycles);
   return result;
 }
 

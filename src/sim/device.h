@@ -32,6 +32,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,10 @@ struct SimOptions {
   // halts faults there even when it keeps syncing (the watchdog restarts at
   // every sync). At least 1.
   std::uint64_t max_cycles = kDefaultMaxCycles;
+  // Called with the cycles simulated so far: after each global sync (the
+  // cycle it released at) and once at the end (the run's cycles), on the
+  // thread that called run(). For progress reports.
+  std::function<void(std::uint64_t cycles)> on_progress;
 };
 
 struct TileStats {

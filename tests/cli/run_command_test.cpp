@@ -4,6 +4,7 @@
 #include "graph/npy.h"
 #include "graph/workloads.h"
 #include "package/package_file.h"
+#include "support/number_text.h"
 #include "tilec_process.h"
 
 #include <gmock/gmock.h>
@@ -203,6 +204,26 @@ TEST(RunCommand, ErrorsAgainstExactValues) {
   const TilecRun fp32 = run_tilec("run " + kSmallMlp + " --precision fp32 --target ipu21:16 --json");
   ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
   EXPECT_LT(nlohmann::json::parse(fp32.out)["precisionAbsoluteError"].get<double>(), 1e-5);
+}
+
+// Progress goes to stderr on a terminal, or with --progress: each stage
+// with the elapsed time, then the cycles simulated.
+TEST(RunCommand, ProgressShowsStagesTimeAndCycles) {
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --json --progress");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::uint64_t cycles = nlohmann::json::parse(run.out)["cycles"];
+  EXPECT_THAT(run.err, StartsWith("tilec: compile: compile_runtime (0."));
+  EXPECT_THAT(run.err, HasSubstr("\ntilec: compile: construct_mid ("));
+  EXPECT_THAT(run.err, ::testing::MatchesRegex(
+                           "(.|\n)*\ntilec: simulate \\([0-9.]+ s\\), " + grouped(static_cast<std::int64_t>(cycles)) +
+                           " cycles\n(.|\n)*"));
+  EXPECT_THAT(run.err, HasSubstr("\ntilec: check: reference ("));
+  // Not asked for, and stderr is a file: nothing.
+  EXPECT_EQ(run_tilec("run " + kSmallMlp + " --target ipu21:16").err, "");
+  const TilecRun compile = run_tilec("compile " + kSmallMlp + " --target ipu21:16 --progress");
+  ASSERT_EQ(compile.exit_code, 0) << compile.err;
+  EXPECT_THAT(compile.err, HasSubstr("tilec: compile: build_tile_images ("));
+  EXPECT_THAT(compile.out, StartsWith("compiled "));
 }
 
 TEST(RunCommand, NoFittingPlanExitsOneWithItsReport) {
