@@ -435,6 +435,12 @@ Graph read_graph_json(std::string_view text, const std::string& source) {
     document = Json::parse(text, std::ref(guard), /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::parse_error& error) {
     throw_syntax_error(source, text, error);
+  } catch (const Json::exception& error) {
+    // A number too large for a double, and the like: nlohmann gives no place.
+    std::string message = error.what();
+    if (message.rfind("[json.exception.", 0) == 0 && message.find("] ") != std::string::npos)
+      message = message.substr(message.find("] ") + 2);
+    throw_bad_input(source, "{}", message);
   } catch (const Error& error) {
     throw error.within(source);
   }
