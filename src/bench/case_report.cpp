@@ -100,11 +100,23 @@ ordered_json case_json(const CaseReport& report) {
   json["peakTileBytes"] = optional_json(report.peak_tile_bytes);
   json["packageBytes"] = optional_json(report.package_bytes);
   json["outOfTolerance"] = optional_json(report.out_of_tolerance);
+  json["nanMismatches"] = optional_json(report.nan_mismatches);
+  json["infinityMismatches"] = optional_json(report.infinity_mismatches);
+  json["absoluteTolerance"] = optional_json(report.absolute_tolerance);
+  json["relativeTolerance"] = optional_json(report.relative_tolerance);
+  json["maximumRelativeError"] = optional_json(report.maximum_relative_error);
+  json["exactAbsoluteError"] = optional_json(report.exact_absolute_error);
+  json["exactRelativeError"] = optional_json(report.exact_relative_error);
+  json["precisionAbsoluteError"] = optional_json(report.precision_absolute_error);
+  json["precisionRelativeError"] = optional_json(report.precision_relative_error);
   json["compileSeconds"] = optional_json(rounded_seconds(report.compile_seconds));
   json["simulateSeconds"] = optional_json(rounded_seconds(report.simulate_seconds));
   json["referenceSeconds"] = optional_json(rounded_seconds(report.reference_seconds));
+  json["exactReferenceSeconds"] = optional_json(rounded_seconds(report.exact_reference_seconds));
   json["plan"] = report.plan;
   json["profile"] = report.profile;
+  json["key"] = report.key ? key_json(*report.key) : ordered_json(nullptr);
+  json["outputsDigest"] = report.outputs_digest.empty() ? ordered_json(nullptr) : ordered_json(report.outputs_digest);
   return json;
 }
 
@@ -142,11 +154,26 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.peak_tile_bytes = named.optional<std::uint32_t>("peakTileBytes");
   report.package_bytes = named.optional<std::uint64_t>("packageBytes");
   report.out_of_tolerance = named.optional<std::int64_t>("outOfTolerance");
+  report.nan_mismatches = named.optional<std::int64_t>("nanMismatches");
+  report.infinity_mismatches = named.optional<std::int64_t>("infinityMismatches");
+  report.absolute_tolerance = named.optional<double>("absoluteTolerance");
+  report.relative_tolerance = named.optional<double>("relativeTolerance");
+  report.maximum_relative_error = named.optional<double>("maximumRelativeError");
+  report.exact_absolute_error = named.optional<double>("exactAbsoluteError");
+  report.exact_relative_error = named.optional<double>("exactRelativeError");
+  report.precision_absolute_error = named.optional<double>("precisionAbsoluteError");
+  report.precision_relative_error = named.optional<double>("precisionRelativeError");
   report.compile_seconds = named.optional<double>("compileSeconds");
   report.simulate_seconds = named.optional<double>("simulateSeconds");
   report.reference_seconds = named.optional<double>("referenceSeconds");
+  report.exact_reference_seconds = named.optional<double>("exactReferenceSeconds");
   report.plan = named.optional<std::string>("plan").value_or("");
   report.profile = named.optional<std::string>("profile").value_or("");
+  if (const auto key = json.find("key"); key != json.end() && !key->is_null()) {
+    report.key = key_from_json(*key);
+    if (!report.key) throw_bad_input(named.source(), "'key' is not a case key");
+  }
+  report.outputs_digest = named.optional<std::string>("outputsDigest").value_or("");
   return report;
 }
 
@@ -175,6 +202,25 @@ ordered_json read_json_file(const std::string& path) {
 
 CaseReport read_case_file(const std::string& path) { return case_from_json(read_json_file(path), path); }
 
+std::string sealed_case_text(const CaseReport& report) {
+  ordered_json json = case_json(report);
+  const std::string text = json.dump();
+  json["digest"] = bytes_digest(text.data(), text.size());
+  return json.dump(2) + "\n";
+}
+
+CaseReport read_sealed_case_file(const std::string& path) {
+  ordered_json json = read_json_file(path);
+  if (!json.is_object() || !json.contains("digest") || !json["digest"].is_string())
+    throw_bad_input(path, "has no digest");
+  const std::string digest = json["digest"].get<std::string>();
+  json.erase("digest");
+  const std::string text = json.dump();
+  if (bytes_digest(text.data(), text.size()) != digest)
+    throw_bad_input(path, "was changed after it was written (its digest does not match)");
+  return case_from_json(json, path);
+}
+
 std::vector<CaseReport> read_report_file(const std::string& path) {
   const ordered_json json = read_json_file(path);
   if (!json.is_array()) throw_bad_input(path, "a report is a JSON array of cases");
@@ -200,14 +246,16 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 std::string report_markdown(const std::vector<CaseReport>& cases, const std::string& title) {
   std::string text = fmt::format("# {}\n\n", title);
   text +=
-      "| case | status | cycles | efficiency | max abs error | peak tile bytes | compile s | simulate s | wall s |\n"
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "| case | status | cycles | efficiency | max abs error | max rel error | exact abs error | precision abs error | "
+      "peak tile bytes | compile s | simulate s | wall s |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const CaseReport& report : cases) {
     const std::string name = report.profile.empty() ? report.name : fmt::format("[{}]({})", report.name, report.profile);
-    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} |\n", name, report.status,
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} |\n", name, report.status,
                         cycles_text(report.cycles),
                         report.efficiency ? fmt::format("{:.1f}%", *report.efficiency * 100) : "-",
-                        error_text(report.maximum_absolute_error),
+                        error_text(report.maximum_absolute_error), error_text(report.maximum_relative_error),
+                        error_text(report.exact_absolute_error), error_text(report.precision_absolute_error),
                         report.peak_tile_bytes ? grouped(*report.peak_tile_bytes) : "-",
                         report.compile_seconds ? fmt::format("{:.2f}", *report.compile_seconds) : "-",
                         report.simulate_seconds ? fmt::format("{:.2f}", *report.simulate_seconds) : "-",

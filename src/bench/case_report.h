@@ -4,6 +4,8 @@
 // (to resume a sweep and to compare two sweeps), and shown as Markdown.
 #pragma once
 
+#include "bench/case_key.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -49,9 +51,23 @@ struct CaseReport {
   std::optional<std::uint32_t> peak_tile_bytes;
   std::optional<std::uint64_t> package_bytes;
   std::optional<std::int64_t> out_of_tolerance;  // output elements
-  std::optional<double> compile_seconds, simulate_seconds, reference_seconds;
+  // Of those, NaN on one side only, and an infinity against another value.
+  std::optional<std::int64_t> nan_mismatches, infinity_mismatches;
+  // The pass rule: |device - reference| <= absolute + relative x |reference|.
+  std::optional<double> absolute_tolerance, relative_tolerance;
+  // max |device - reference| / |reference| (reference finite, not zero).
+  std::optional<double> maximum_relative_error;
+  // Against the exact (FP64, unrounded) reference: the device's error, and
+  // the rounded reference's, which is what the graph's own precision costs.
+  std::optional<double> exact_absolute_error, exact_relative_error;
+  std::optional<double> precision_absolute_error, precision_relative_error;
+  std::optional<double> compile_seconds, simulate_seconds, reference_seconds, exact_reference_seconds;
   std::string plan;
   std::string profile;  // the profile page, relative to the report's folder
+  // What produced the figures (set once the case has started), and the
+  // digest of the device's outputs (when the run completed).
+  std::optional<CaseKey> key;
+  std::string outputs_digest;
 
   bool passed() const { return status == kPass; }
 };
@@ -66,6 +82,10 @@ nlohmann::ordered_json report_json(const std::vector<CaseReport>& cases);
 std::vector<CaseReport> read_report_file(const std::string& path);
 // A file of one case object.
 CaseReport read_case_file(const std::string& path);
+// A case file sealed with the digest of its own text ("digest"), and read
+// back: BadInput when it is not a case or was changed after it was written.
+std::string sealed_case_text(const CaseReport& report);
+CaseReport read_sealed_case_file(const std::string& path);
 // Writes through a temporary file and a rename, so a reader (or a killed
 // sweep) never sees half a file.
 void write_text_atomically(const std::string& path, const std::string& text);

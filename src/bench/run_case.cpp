@@ -6,6 +6,7 @@
 #include "compiler/compile.h"
 #include "graph/cost.h"
 #include "package/package_file.h"
+#include "package/validate.h"
 #include "profile/profile.h"
 #include "sim/device.h"
 #include "sim/fault.h"
@@ -57,6 +58,8 @@ class CaseRunner {
         stop(kFault, fault);
       } catch (const Error& error) {
         stop(is_planner_rejection(error) ? kPlannerRejected : kError, error);
+      } catch (const std::bad_alloc&) {
+        stop(kError, Error(ErrorKind::Failure, "host memory", "an allocation failed (the host is out of memory)"));
       } catch (const std::exception& error) {
         stop(kError, Error(ErrorKind::Failure, "", fmt::format("internal error: {}", one_line(error.what()))));
       }
@@ -108,13 +111,17 @@ class CaseRunner {
   void run_stages() {
     CaseReport& report = outcome_.report;
     const MachineModel& machine = request_.compile.machine;
+    report.key = case_key(*request_.graph, *request_.data, case_options_text(request_));
     const package::Package& package = compile_package();
+    package::check_bindings_match(package, *request_.graph);
     report.peak_tile_bytes = peak_tile_bytes(package);
     report.weight_bytes = binding_bytes(package, package::BindingRole::Parameter);
     report.input_bytes = binding_bytes(package, package::BindingRole::Input);
     {
       Span span("encode_package");
-      report.package_bytes = package::encode_package(package).size();
+      const std::vector<std::uint8_t> bytes = package::encode_package(package);
+      report.package_bytes = bytes.size();
+      report.key->package = bytes_digest(bytes.data(), bytes.size());
     }
 
     // The device holds every tile's memory (about 1 GB for the full chip):
@@ -134,7 +141,10 @@ class CaseRunner {
     sim::RunResult run;
     {
       Span span("simulate");
-      run = device->run();  // recording the profile costs little
+      sim::SimOptions options;  // recording the profile costs little
+      options.max_cycles = request_.max_cycles;
+      options.on_progress = request_.on_cycles;
+      run = device->run(options);
       report.simulate_seconds = span.elapsed_seconds();
       report.cycles = run.cycles;
     }
@@ -144,6 +154,7 @@ class CaseRunner {
         if (binding.role == package::BindingRole::Output)
           outcome_.outputs.emplace(binding.name, device->read(binding.name));
       device.reset();
+      report.outputs_digest = tensors_digest(outcome_.outputs);
     }
     const double roofline = roofline_cycles(*request_.graph, machine);
     if (roofline > 0 && run.cycles > 0) report.efficiency = roofline / static_cast<double>(run.cycles);
@@ -160,22 +171,40 @@ class CaseRunner {
       reference = &request_.reference();
     }
     report.reference_seconds = reference->seconds;
+    report.exact_reference_seconds = reference->exact_seconds;
     Span span("compare");
-    const Comparison comparison = compare_outputs(outcome_.outputs, reference->outputs);
+    const ToleranceRule& rule = request_.tolerance;
+    report.absolute_tolerance = rule.absolute;
+    report.relative_tolerance = rule.relative;
+    const Comparison comparison = compare_outputs(outcome_.outputs, reference->outputs, rule);
     report.maximum_absolute_error = comparison.maximum_absolute_error;
+    report.maximum_relative_error = comparison.maximum_relative_error;
+    const ExactError device_error = exact_error(outcome_.outputs, reference->exact, rule.absolute);
+    const ExactError precision_error = exact_error(reference->outputs, reference->exact, rule.absolute);
+    report.exact_absolute_error = device_error.absolute;
+    report.exact_relative_error = device_error.relative;
+    report.precision_absolute_error = precision_error.absolute;
+    report.precision_relative_error = precision_error.relative;
     report.out_of_tolerance = comparison.out_of_tolerance;
+    report.nan_mismatches = comparison.nan_mismatches;
+    report.infinity_mismatches = comparison.infinity_mismatches;
     if (comparison.passed()) {
       report.status = kPass;
       if (!request_.profile_directory.empty()) write_profile_files(profile);
       return;
     }
     report.status = kFailed;
+    const std::string non_finite =
+        comparison.nan_mismatches || comparison.infinity_mismatches
+            ? fmt::format(", {} NaN and {} infinite", grouped(comparison.nan_mismatches),
+                          grouped(comparison.infinity_mismatches))
+            : "";
     const Error error(ErrorKind::Failure, report.name,
                       fmt::format("{} of {} output elements out of tolerance (|device - reference| > {} + {} x "
-                                  "|reference|); worst {}",
+                                  "|reference|{}); worst {}",
                                   grouped(static_cast<std::uint64_t>(comparison.out_of_tolerance)),
-                                  grouped(static_cast<std::uint64_t>(comparison.elements)), kAbsoluteTolerance,
-                                  kRelativeTolerance, comparison.worst));
+                                  grouped(static_cast<std::uint64_t>(comparison.elements)), rule.absolute,
+                                  rule.relative, non_finite, comparison.worst));
     report.diagnostic.push_back(error.what());
     outcome_.error = error;
   }
@@ -203,6 +232,28 @@ class CaseRunner {
 }  // namespace
 
 CaseOutcome run_case(const CaseRequest& request) { return CaseRunner(request).run(); }
+
+std::string case_options_text(const CaseRequest& request) {
+  return fmt::format("target {}, budget {} bytes, max-cycles {}, atol {}, rtol {}", request.compile.machine.name,
+                     request.compile.budget_bytes, request.max_cycles, request.tolerance.absolute,
+                     request.tolerance.relative);
+}
+
+CaseKey expected_key(const CaseRequest& request) {
+  CaseKey key = case_key(*request.graph, *request.data, case_options_text(request));
+  if (request.package) {
+    const std::vector<std::uint8_t> bytes = package::encode_package(*request.package);
+    key.package = bytes_digest(bytes.data(), bytes.size());
+    return key;
+  }
+  try {
+    const std::vector<std::uint8_t> bytes = package::encode_package(compiler::compile(*request.graph, request.compile).package);
+    key.package = bytes_digest(bytes.data(), bytes.size());
+  } catch (const Error&) {
+    // No package: the case ends before simulating, as its report says.
+  }
+  return key;
+}
 
 std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline) {
   std::map<std::string, double, std::less<>> seconds;

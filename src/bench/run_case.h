@@ -5,11 +5,15 @@
 // CaseReport; the case never throws a tilec::Error.
 #pragma once
 
+#include "bench/case_key.h"
 #include "bench/case_report.h"
+#include "bench/verify.h"
 #include "compiler/options.h"
 #include "graph/graph.h"
+#include "graph/reference.h"
 #include "graph/tensor.h"
 #include "package/package.h"
+#include "sim/device.h"
 #include "support/error.h"
 #include "support/span.h"
 
@@ -22,10 +26,13 @@
 
 namespace tilec::bench {
 
-// The host reference's outputs and how long it took to compute them.
+// The host reference's outputs, the exact (FP64, unrounded) reference's,
+// and how long each took to compute.
 struct ReferenceOutputs {
   graph::TensorMap outputs;
+  graph::ExactOutputs exact;
   double seconds = 0;
+  double exact_seconds = 0;
 };
 
 struct CaseRequest {
@@ -40,6 +47,10 @@ struct CaseRequest {
   compiler::CompileOptions compile;  // machine and budget
   // Given: run this package instead of compiling.
   const package::Package* package = nullptr;
+  // The simulator faults when the run reaches this cycle (sim::SimOptions).
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;
+  // The pass rule for every output element.
+  ToleranceRule tolerance;
   // Set: when the case passes, its profile (profile.tprof,
   // docs/profile-format.md) and its page (profile.html) go into this folder,
   // and the report's `profile` names the page.
@@ -47,6 +58,8 @@ struct CaseRequest {
   // Called when the case enters a stage (compile stages, then simulate,
   // reference, compare...), with the seconds since the case began.
   std::function<void(std::string_view stage, double elapsed)> on_stage;
+  // Called with the cycles simulated so far (sim::SimOptions::on_progress).
+  std::function<void(std::uint64_t cycles)> on_cycles;
 };
 
 struct CaseOutcome {
@@ -58,6 +71,12 @@ struct CaseOutcome {
 };
 
 CaseOutcome run_case(const CaseRequest& request);
+
+// The options part of a case's key: target, budget, cycle limit, pass rule.
+std::string case_options_text(const CaseRequest& request);
+// The key the case would run under now: the package is compiled (unless
+// given) to learn its digest; "" when the compiler builds none.
+CaseKey expected_key(const CaseRequest& request);
 
 // Each compile stage's summed wall time over the top-level spans of
 // `timeline` (a stage runs once per plan the driver tries), in pipeline

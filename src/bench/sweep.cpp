@@ -4,6 +4,7 @@
 #include "bench/run_case.h"
 #include "bench/workload_data.h"
 #include "compiler/compile.h"
+#include "graph/npy.h"
 #include "support/error.h"
 
 #include <fmt/format.h>
@@ -49,29 +50,21 @@ class Sweep {
     fs::create_directories(options_.out_directory, error);
     if (error) throw_bad_input(options_.out_directory, "cannot create the output folder: {}", error.message());
 
-    std::vector<std::size_t> pending;
-    for (std::size_t i = 0; i < grid_.size(); ++i) {
-      if (!options_.force && keep(i)) {
-        ++result_.kept;
-        say(i, fmt::format("finished earlier ({}), kept", outcome_text(*reports_[i])));
-      } else {
-        pending.push_back(i);
-      }
-    }
     write_reports();
 
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
-      for (std::size_t k; (k = next++) < pending.size() && !stopped_;) run_case_at(pending[k]);
+      for (std::size_t i; (i = next++) < grid_.size() && !stopped_;) run_case_at(i);
     };
-    const int jobs = std::clamp(options_.jobs, 1, static_cast<int>(std::max<std::size_t>(pending.size(), 1)));
+    const int jobs = std::clamp(options_.jobs, 1, static_cast<int>(grid_.size()));
     std::vector<std::thread> threads;
     for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
     worker();
     for (std::thread& thread : threads) thread.join();
     if (folder_error_) std::rethrow_exception(folder_error_);
 
-    result_.ran = static_cast<int>(pending.size());
+    result_.kept = kept_;
+    result_.ran = ran_;
     for (std::optional<CaseReport>& report : reports_)
       if (report) result_.cases.push_back(std::move(*report));
     result_.wall_seconds = seconds_since(start);
@@ -81,21 +74,35 @@ class Sweep {
  private:
   fs::path case_directory(std::size_t i) const { return fs::path(options_.out_directory) / grid_[i].name; }
 
-  // A case finished by an earlier sweep of the same workload on the same target.
-  bool keep(std::size_t i) {
+  // The report of a case an earlier sweep finished, when it still stands:
+  // its record unchanged since it was written, made under the key the case
+  // would run under now, its stored outputs those it reported.
+  std::optional<CaseReport> earlier(std::size_t i, const CaseRequest& request) {
     const fs::path file = case_directory(i) / "case.json";
-    if (!fs::exists(file)) return false;
+    if (options_.force || !fs::exists(file)) return std::nullopt;
     try {
-      const CaseReport report = read_case_file(file.string());
+      CaseReport report = read_sealed_case_file(file.string());
       if (report.name != grid_[i].name || report.target != options_.machine.name || report.workload != label_) {
         say(i, fmt::format("found a case of {} on {}: running again", report.workload, report.target));
-        return false;
+        return std::nullopt;
       }
-      reports_[i] = report;
-      return true;
-    } catch (const Error& error) {
-      say(i, fmt::format("unreadable earlier result ({}): running again", error.what()));
-      return false;
+      if (!report.key || *report.key != expected_key(request)) {
+        say(i, "found a case made by another graph, data, options, tilec or package: running again");
+        return std::nullopt;
+      }
+      if (!report.outputs_digest.empty()) {
+        std::map<std::string, graph::TensorType> types;
+        for (const auto& [name, value] : request.graph->outputs) types.emplace(name, request.graph->type(value));
+        if (tensors_digest(graph::read_tensor_dir((case_directory(i) / "outputs").string(), types)) !=
+            report.outputs_digest) {
+          say(i, "its stored outputs are not those it reported: running again");
+          return std::nullopt;
+        }
+      }
+      return report;
+    } catch (const std::exception& error) {
+      say(i, fmt::format("unusable earlier result ({}): running again", one_line(error.what())));
+      return std::nullopt;
     }
   }
 
@@ -126,7 +133,17 @@ class Sweep {
       request.reference = [&data]() -> const ReferenceOutputs& { return data->reference(); };
       request.compile.machine = options_.machine;
       request.compile.budget_bytes = grid_case.budget_kib * 1024;
+      request.max_cycles = options_.max_cycles;
+      request.tolerance = options_.tolerance;
       if (options_.profiles) request.profile_directory = case_directory(i).string();
+      if (std::optional<CaseReport> kept = earlier(i, request)) {
+        say(i, fmt::format("finished earlier ({}), kept", outcome_text(*kept)));
+        std::lock_guard lock(reports_mutex_);
+        ++kept_;
+        reports_[i] = std::move(*kept);
+        write_reports_locked();
+        return;
+      }
       request.on_stage = [&](std::string_view stage, double) {
         const std::string_view now = case_phase(stage);
         if (now == phase) return;
@@ -144,14 +161,21 @@ class Sweep {
       outcome.report.diagnostic = {error.what()};
     }
     outcome.report.wall_seconds = seconds_since(start);
-    finish(i, std::move(outcome.report));
+    finish(i, std::move(outcome.report), outcome.outputs);
   }
 
-  void finish(std::size_t i, CaseReport report) {
+  // The case's outputs go next to its record, so that a resumed sweep can
+  // check them against the digest the record holds.
+  void finish(std::size_t i, CaseReport report, const graph::TensorMap& outputs) {
     try {
-      fs::create_directories(case_directory(i));
-      write_text_atomically((case_directory(i) / "case.json").string(), case_json(report).dump(2) + "\n");
+      const fs::path directory = case_directory(i);
+      fs::create_directories(directory);
+      fs::remove_all(directory / "outputs");
+      if (!outputs.empty())
+        graph::write_tensor_dir((directory / "outputs").string(), outputs, graph::TensorRole::Output);
+      write_text_atomically((directory / "case.json").string(), sealed_case_text(report));
       std::lock_guard lock(reports_mutex_);
+      ++ran_;
       reports_[i] = report;
       write_reports_locked();
     } catch (const Error&) {
@@ -201,6 +225,7 @@ class Sweep {
   std::mutex reports_mutex_, progress_mutex_;
   std::exception_ptr folder_error_;  // stops the sweep: the folder cannot be written
   std::atomic<bool> stopped_{false};
+  int kept_ = 0, ran_ = 0;  // under reports_mutex_
   SweepResult result_;
 };
 

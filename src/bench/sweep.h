@@ -6,16 +6,23 @@
 //   OUT/report.json          every finished case, in grid order (the
 //                            reference schema; rewritten after each case)
 //   OUT/report.md            the same as a Markdown table
-//   OUT/NAME/case.json       one case's report (its presence = finished)
+//   OUT/NAME/case.json       one case's report (its presence = finished),
+//                            sealed with its digest
+//   OUT/NAME/outputs/        the device's outputs (NAME.npy, manifest.json)
 //   OUT/NAME/profile.tprof   the profile of a passing case
 //   OUT/NAME/profile.html    its page
 //
-// A case found finished in OUT (same case name, target and workload) is
-// kept, not run again, unless `force`.
+// A case found finished in OUT is kept, not run again, unless `force`,
+// when its record is as it was written (its digest), names the same case,
+// target and workload, holds the key the case would run under now (graph,
+// data, options, tilec's version, package: see case_key.h), and its stored
+// outputs (OUT/NAME/outputs/) have the digest it reports.
 #pragma once
 
 #include "bench/case_report.h"
+#include "bench/verify.h"
 #include "graph/workloads.h"
+#include "sim/device.h"
 #include "target/machine.h"
 
 #include <cstdint>
@@ -36,6 +43,8 @@ struct SweepOptions {
   std::vector<std::int64_t> blocks{1};
   std::vector<std::uint32_t> budgets_kib{0, 384, 256, 128, 64};  // 0 = the whole tile
   MachineModel machine = ipu21();
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;  // each run's cycle limit
+  ToleranceRule tolerance;                             // each case's pass rule
 
   std::string out_directory;
   int jobs = 1;         // cases run at once

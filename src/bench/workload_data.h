@@ -16,7 +16,7 @@
 
 namespace tilec::bench {
 
-// The host reference of `graph` on `data`, timed.
+// The host reference and the exact reference of `graph` on `data`, timed.
 ReferenceOutputs compute_reference(const graph::Graph& graph, const graph::TensorMap& data);
 
 class WorkloadData {

@@ -10,6 +10,7 @@
 #include "cli/case_flags.h"
 #include "cli/commands.h"
 #include "support/error.h"
+#include "support/output_path.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -36,6 +37,8 @@ struct BenchFlags {
   std::string out = "out/sweep";
   std::string jobs = "auto";
   std::string compare;
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;
+  bench::ToleranceRule tolerance;
   bool force = false;
   bool no_profiles = false;
   bool quiet = false;
@@ -87,6 +90,8 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   options.out_directory = flags.out;
   options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
+  options.max_cycles = flags.max_cycles;
+  options.tolerance = flags.tolerance;
   options.profiles = !flags.no_profiles;
   if (!flags.quiet)
     options.progress = [](const std::string& line) {
@@ -98,6 +103,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
 
 void bench_sweep(const BenchFlags& flags) {
   const bench::SweepOptions options = sweep_options(flags);
+  check_output_folder("--out", options.out_directory);
   // Read first: a bad --compare file should not wait for the sweep.
   std::vector<bench::CaseReport> old_cases;
   if (!flags.compare.empty()) old_cases = bench::read_report_file(flags.compare);
@@ -156,6 +162,8 @@ void add_bench_command(CLI::App& app) {
                       "Cases run at once (default auto: the cores, as far as host memory allows about 1.5 GB "
                       "per case)")
       ->type_name("N");
+  add_max_cycles_flag(*command, f.max_cycles);
+  add_tolerance_flags(*command, f.tolerance);
   command->add_flag("--force", f.force, "Run every case again, even those finished in --out");
   command->add_flag("--no-profiles", f.no_profiles, "Write no profile per passing case");
   command->add_option("--compare", f.compare,

@@ -2,6 +2,7 @@
 
 #include "bench/run_case.h"
 #include "bench/workload_data.h"
+#include "cli/usage_errors.h"
 #include "graph/json_format.h"
 #include "graph/npy.h"
 #include "support/error.h"
@@ -29,6 +30,29 @@ void add_target_flags(CLI::App& command, TargetFlags& flags) {
   command.add_option("--budget-kib", flags.budget_kib,
                      "The most memory any tile may use, code included, in KiB (0 = the whole tile; default 0)")
       ->type_name("N");
+}
+
+void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles) {
+  command
+      .add_option("--max-cycles", max_cycles,
+                  fmt::format("Fault when the run reaches cycle N without halting (default {}; the watchdog "
+                              "alone restarts at every sync)",
+                              max_cycles))
+      ->type_name("N")
+      ->check(integer_in(1));
+}
+
+void add_tolerance_flags(CLI::App& command, bench::ToleranceRule& rule) {
+  command
+      .add_option("--atol", rule.absolute,
+                  fmt::format("Pass rule: |device - reference| <= ATOL + RTOL x |reference| (default {}, the "
+                              "workload's)",
+                              rule.absolute))
+      ->type_name("ATOL")
+      ->check(non_negative_number());
+  command.add_option("--rtol", rule.relative, fmt::format("The pass rule's relative part (default {})", rule.relative))
+      ->type_name("RTOL")
+      ->check(non_negative_number());
 }
 
 std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench/case_report.h"
+#include "bench/verify.h"
 #include "cli/workload_flags.h"
 #include "compiler/options.h"
 #include "graph/graph.h"
@@ -28,6 +29,11 @@ struct TargetFlags {
 };
 
 void add_target_flags(CLI::App& command, TargetFlags& flags);
+
+// "--max-cycles N": the run faults when it reaches cycle N (N >= 1).
+void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles);
+// "--atol A", "--rtol R": the pass rule |device - reference| <= A + R x |reference|.
+void add_tolerance_flags(CLI::App& command, bench::ToleranceRule& rule);
 
 // A budget in KiB given to `flag`: 0 (the whole tile) up to the tile's memory.
 std::uint32_t parse_budget_kib(const std::string& flag, const std::string& text, const MachineModel& machine);

@@ -9,10 +9,13 @@
 #include "bench/run_case.h"
 #include "cli/case_flags.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/usage_errors.h"
 #include "compiler/compile.h"
 #include "package/package_file.h"
 #include "support/duration.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 
 #include <fmt/format.h>
@@ -34,6 +37,7 @@ struct CompileFlags {
   bool json = false;
   std::string dump_after;
   int max_k_parts = 0;
+  bool progress = false;
 };
 
 struct Compiled {
@@ -82,13 +86,16 @@ void print_json(const GraphSource& source, const compiler::CompileOptions& optio
 }
 
 void compile_graph(const CLI::App& command, const CompileFlags& flags) {
+  if (!flags.output.empty()) check_output_file("-o", flags.output);
   compiler::CompileOptions options = compile_options(flags.target);
   options.dump_after = flags.dump_after;
   if (flags.max_k_parts > 0) options.max_k_parts = flags.max_k_parts;
   const GraphSource source =
       load_graph_source(command, flags.graph_file, flags.workload, "", false, options.budget_bytes / 1024);
   Compiled compiled;
+  Progress progress(flags.progress);
   Timeline timeline;
+  timeline.on_begin = [&progress](const std::string& stage) { progress.stage(stage); };
   {
     TimelineScope scope(timeline);
     const auto begin = std::chrono::steady_clock::now();
@@ -102,12 +109,14 @@ void compile_graph(const CLI::App& command, const CompileFlags& flags) {
   }
   for (const SpanRecord& record : timeline.records()) global_timeline().add(record);
   compiled.stages = bench::stage_times(timeline);
+  progress.stage("write_package");
   if (flags.output.empty()) {
     compiled.package_bytes = package::encode_package(compiled.result.package).size();
   } else {
     package::write_package(compiled.result.package, flags.output);
     compiled.package_bytes = std::filesystem::file_size(flags.output);
   }
+  progress.finish();
   if (!flags.dump_after.empty()) {
     // The IR as the stage left it, instead of the summary.
     fmt::print("{}", compiled.result.dump);
@@ -130,13 +139,14 @@ void add_compile_command(CLI::App& app) {
   add_target_flags(*command, flags->target);
   command->add_option("-o,--output", flags->output, "Write the package to FILE")->type_name("FILE");
   command->add_flag("--json", flags->json, "Print the summary as one JSON object");
+  add_progress_flag(*command, flags->progress);
   command->add_option("--dump-after", flags->dump_after,
                       "Print the compiler's IR as the stage STAGE left it (the stage names of docs/architecture.md)")
       ->type_name("STAGE");
   command->add_option("--max-k-parts", flags->max_k_parts,
                       "The most K parts a GEMM may split its sums over; 1 makes results bit-identical to the host "
                       "reference (default: the planner's choice)")
-      ->check(CLI::Range(1, 64))
+      ->check(integer_in(1, 64))
       ->type_name("N");
   command->callback([command, flags] { compile_graph(*command, *flags); });
 }

@@ -20,7 +20,7 @@ std::string plural(std::int64_t count, std::string_view one, std::string_view ma
   return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-std::string op_notes(const graph::Op& op) {
+std::string op_notes(const graph::Graph& graph, const graph::Op& op) {
   using graph::OpKind;
   switch (op.kind) {
     case OpKind::Gemm:
@@ -32,10 +32,11 @@ std::string op_notes(const graph::Op& op) {
     case OpKind::LayerNorm: return fmt::format("epsilon {}", op.epsilon);
     case OpKind::Softmax: return fmt::format("axis {}", op.axis);
     case OpKind::Attention: {
-      const char* automatic = op.attention_heads == 1 ? "scale 1/sqrt(D)" : "scale 1/sqrt(D/heads)";
-      std::string notes = op.attention_scale == 0.0f ? automatic : fmt::format("scale {}", op.attention_scale);
-      if (op.attention_heads != 1) notes += fmt::format(", {} heads", op.attention_heads);
-      return notes;
+      // The default scale is 1/sqrt of each head's width, D / heads.
+      const std::string heads = op.attention_heads > 1 ? fmt::format("{} heads, ", op.attention_heads) : "";
+      if (op.attention_scale != 0.0f) return fmt::format("{}scale {}", heads, op.attention_scale);
+      const std::int64_t width = graph.type(op.operands.at(0)).shape.back();
+      return fmt::format("{}scale 1/sqrt({})", heads, width / op.attention_heads);
     }
     case OpKind::Patchify: return fmt::format("patch {}", op.patch);
     case OpKind::Reshape: return fmt::format("shape [{}]", fmt::join(op.target_shape, ","));
@@ -69,7 +70,7 @@ void collect_rows(const graph::Graph& graph, const std::string& indent, std::vec
     const std::int64_t macs = graph::op_macs(graph, op);
     rows.push_back({indent + op.name, std::string(graph::op_kind_name(op.kind)),
                     fmt::format("{}", fmt::join(operands, ", ")), fmt::format("{}", fmt::join(results, ", ")),
-                    macs ? grouped(macs) : "", op_notes(op)});
+                    macs ? grouped(macs) : "", op_notes(graph, op)});
     if (op.kind == graph::OpKind::Repeat) collect_rows(*op.body, indent + "  ", rows);
   }
 }

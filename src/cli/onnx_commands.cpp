@@ -3,6 +3,7 @@
 // host reference and, where the compiler plans them, on the simulator, with
 // a pass/fail/unsupported table per op (docs/onnx.md).
 #include "bench/run_case.h"
+#include "bench/workload_data.h"
 #include "cli/case_flags.h"
 #include "cli/commands.h"
 #include "graph/json_format.h"
@@ -96,7 +97,7 @@ void run_on_device(const onnx_import::NodeTest& test, const compiler::CompileOpt
     request.compile = options;
     std::optional<bench::ReferenceOutputs> reference;
     request.reference = [&]() -> const bench::ReferenceOutputs& {
-      if (!reference) reference = bench::ReferenceOutputs{graph::run_reference(set.model.graph, data).outputs, 0};
+      if (!reference) reference = bench::compute_reference(set.model.graph, data);
       return *reference;
     };
     const bench::CaseOutcome outcome = bench::run_case(request);

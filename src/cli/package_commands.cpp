@@ -1,5 +1,6 @@
 // `tilec package inspect`: what a package file holds.
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 #include "package/inspect.h"
 #include "package/package_file.h"
 
@@ -51,7 +52,9 @@ void add_package_commands(CLI::App& app) {
   command->add_flag("--bindings", options->bindings,
                     "List each binding: role, type, pieces, bytes, tiles spanned");
   CLI::Option* tile = command->add_option("--tile", options->tile,
-                                          "Show tile N's segments, symbols, regions and pieces");
+                                          "Show tile N's segments, symbols, regions and pieces")
+                          ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
+                          ->type_name("N");
   command->add_flag("--disasm", options->disassemble,
                     "With --tile: disassemble its executable segments")
       ->needs(tile);

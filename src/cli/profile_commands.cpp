@@ -2,10 +2,12 @@
 // docs/profile-format.md) and summarise it, render it as one HTML page, or
 // export it as a Chrome trace.
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 #include "profile/profile.h"
 #include "profile/query_report.h"
 #include "profile/summary.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 
 #include <fmt/core.h>
@@ -30,7 +32,7 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (out) out.close();
-  if (!out) throw_failure(path, "cannot write: {}", std::strerror(errno));
+  if (!out) throw_bad_input(path, "cannot write: {}", std::strerror(errno));
 }
 
 void query(const ProfileCommandOptions& options) {
@@ -43,6 +45,7 @@ void query(const ProfileCommandOptions& options) {
 }
 
 void render(const ProfileCommandOptions& options) {
+  check_output_file("-o", options.output);
   profile::ProfileData data;
   {
     Span span("read_profile");
@@ -57,6 +60,7 @@ void render(const ProfileCommandOptions& options) {
 }
 
 void export_trace(const ProfileCommandOptions& options) {
+  check_output_file("--chrome", options.output);
   write_text(options.output, profile::chrome_trace(profile::read_profile(options.profile)));
 }
 
@@ -79,7 +83,7 @@ void add_profile_commands(CLI::App& app) {
       add_profile_subcommand(*group, "query", "Totals by kernel, phase and tile; utilisation and roofline", options);
   query_command->add_flag("--json", options->json, "Print one JSON object");
   query_command->add_option("--top", options->top, "How many of the busiest tiles to list")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0));
   query_command->callback([options] { query(*options); });
 
   CLI::App* render_command = add_profile_subcommand(

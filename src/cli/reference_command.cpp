@@ -12,6 +12,7 @@
 #include "graph/workloads.h"
 #include "support/duration.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 
 #include <fmt/format.h>
@@ -227,6 +228,7 @@ void print_json(const Loaded& loaded, const graph::TensorMap& outputs, double se
 
 void run(const CLI::App& command, const ReferenceFlags& flags) {
   if (flags.intermediates && flags.dump_dir.empty()) throw_bad_input("--intermediates", "needs --dump DIR");
+  if (!flags.dump_dir.empty()) check_output_folder("--dump", flags.dump_dir);
   int k_parts = 1;
   if (!flags.k_parts.empty()) {
     std::uint32_t parsed = 0;

@@ -10,13 +10,16 @@
 #include "bench/workload_data.h"
 #include "cli/case_flags.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "graph/npy.h"
 #include "package/package_file.h"
 #include "support/duration.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 
@@ -32,8 +35,18 @@ struct RunFlags {
   std::string package_file;
   std::string outputs_dir;
   std::string profile_dir;
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;
+  bench::ToleranceRule tolerance;
   bool json = false;
+  bool progress = false;
 };
+
+// " (2 NaN, 1 infinite)" when some mismatches are not finite.
+std::string non_finite_text(const bench::CaseReport& report) {
+  const std::int64_t nans = report.nan_mismatches.value_or(0), infinities = report.infinity_mismatches.value_or(0);
+  if (nans == 0 && infinities == 0) return "";
+  return fmt::format(" ({} NaN, {} infinite)", grouped(nans), grouped(infinities));
+}
 
 void print_summary(const bench::CaseReport& report) {
   fmt::print("run {}: {} on {}\n", report.name, report.workload, report.target);
@@ -56,24 +69,46 @@ void print_summary(const bench::CaseReport& report) {
     fmt::print("  simulate  {} cycles{} in {}\n", grouped(*report.cycles),
                report.efficiency ? fmt::format(" ({:.1f}% of the roofline)", *report.efficiency * 100) : "",
                format_duration(report.simulate_seconds.value_or(0)));
-  if (report.out_of_tolerance)
-    fmt::print("  outputs   max abs error {}; {}\n",
-               report.maximum_absolute_error ? fmt::format("{:.4g}", *report.maximum_absolute_error) : "non-finite",
+  if (report.out_of_tolerance) {
+    const auto error = [](const std::optional<double>& value) {
+      return value ? fmt::format("{:.4g}", *value) : std::string("non-finite");
+    };
+    fmt::print("  outputs   max abs error {}, max rel error {}; {}\n", error(report.maximum_absolute_error),
+               error(report.maximum_relative_error),
                *report.out_of_tolerance == 0
-                   ? std::string("every element within 0.03 + 0.05 x |reference|")
-                   : fmt::format("{} elements out of tolerance",
-                                 grouped(static_cast<std::uint64_t>(*report.out_of_tolerance))));
+                   ? fmt::format("every element within {} + {} x |reference|", report.absolute_tolerance.value_or(0),
+                                 report.relative_tolerance.value_or(0))
+                   : fmt::format("{} elements out of tolerance{}",
+                                 grouped(static_cast<std::uint64_t>(*report.out_of_tolerance)),
+                                 non_finite_text(report)));
+    if (report.exact_absolute_error)
+      fmt::print("  exact     device max abs error {} (rel {}); the graph's precision alone {} (rel {})\n",
+                 error(report.exact_absolute_error), error(report.exact_relative_error),
+                 error(report.precision_absolute_error), error(report.precision_relative_error));
+  }
   if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
   fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
 }
 
+// The budget the package was compiled for, from its compile info: 0 for the
+// whole tile, as --budget-kib gives it; 0 when the package does not say.
+std::uint32_t package_budget_bytes(const package::Package& package, const MachineModel& machine) {
+  const nlohmann::json info = nlohmann::json::parse(package.compile_info, nullptr, false);
+  if (!info.is_object() || !info.contains("budgetBytes") || !info["budgetBytes"].is_number_unsigned()) return 0;
+  const std::uint64_t bytes = info["budgetBytes"].get<std::uint64_t>();
+  return bytes >= machine.memory_bytes() ? 0 : static_cast<std::uint32_t>(bytes);
+}
+
 void run(const CLI::App& command, const RunFlags& flags) {
+  if (!flags.outputs_dir.empty()) check_output_folder("--outputs", flags.outputs_dir);
+  if (!flags.profile_dir.empty()) check_output_folder("--profile", flags.profile_dir);
   std::optional<package::Package> package;
   if (!flags.package_file.empty()) {
     if (command.count("--budget-kib") > 0) throw_bad_input("--budget-kib", "applies when compiling, not to --package");
     package = package::read_package(flags.package_file);
   }
   compiler::CompileOptions options = compile_options(flags.target, package ? package->target : "ipu21");
+  if (package) options.budget_bytes = package_budget_bytes(*package, options.machine);
   GraphSource source = load_graph_source(command, flags.graph_file, flags.workload, flags.inputs_dir, true,
                                          options.budget_bytes / 1024);
   source.identity.target = options.machine.name;
@@ -85,17 +120,23 @@ void run(const CLI::App& command, const RunFlags& flags) {
   request.compile = options;
   request.package = package ? &*package : nullptr;
   request.profile_directory = flags.profile_dir;
+  request.max_cycles = flags.max_cycles;
+  request.tolerance = flags.tolerance;
   std::optional<bench::ReferenceOutputs> reference;
   request.reference = [&]() -> const bench::ReferenceOutputs& {
     if (source.workload) return source.workload->reference();
     if (!reference) reference = bench::compute_reference(source.graph, source.data);
     return *reference;
   };
+  Progress progress(flags.progress);
+  request.on_stage = [&progress](std::string_view stage, double) { progress.stage(stage); };
+  request.on_cycles = [&progress](std::uint64_t cycles) { progress.cycles(cycles); };
   bench::CaseOutcome outcome = bench::run_case(request);
   for (const SpanRecord& span : outcome.spans) global_timeline().add(span);
 
   if (!flags.outputs_dir.empty() && !outcome.outputs.empty())
     graph::write_tensor_dir(flags.outputs_dir, outcome.outputs, graph::TensorRole::Output);
+  progress.finish();
   // A case stopped by bad input reports nothing but the error.
   if (outcome.report.status != bench::kError) {
     if (flags.json)
@@ -128,7 +169,10 @@ void add_run_command(CLI::App& app) {
   command->add_option("--profile", flags->profile_dir,
                       "When the run passes, write its profile (profile.tprof) and page (profile.html) into DIR")
       ->type_name("DIR");
+  add_max_cycles_flag(*command, flags->max_cycles);
+  add_tolerance_flags(*command, flags->tolerance);
   command->add_flag("--json", flags->json, "Print one case object of the sweep report's schema");
+  add_progress_flag(*command, flags->progress);
   command->callback([command, flags] { run(*command, *flags); });
 }
 

@@ -1,11 +1,13 @@
 // `tilec sim`: run a package on the simulated device. Inputs and parameters
 // come from a tensor directory (NAME.npy + manifest.json), outputs go to
 // another; a fault is a one-line error naming tile, context, pc and bundle.
+#include "cli/case_flags.h"
 #include "cli/commands.h"
 #include "graph/npy.h"
 #include "package/package_file.h"
 #include "sim/device.h"
 #include "support/error.h"
+#include "support/output_path.h"
 #include "support/span.h"
 #include "target/machine.h"
 
@@ -25,6 +27,7 @@ struct SimCommandOptions {
   std::string inputs;
   std::string outputs;
   std::string target;
+  std::uint64_t max_cycles = sim::kDefaultMaxCycles;
   bool json = false;
 };
 
@@ -45,6 +48,7 @@ void load_inputs(sim::Device& device, const package::Package& contents, const st
 }
 
 void simulate(const SimCommandOptions& options) {
+  if (!options.outputs.empty()) check_output_folder("--outputs", options.outputs);
   package::Package contents = package::read_package(options.package);
   MachineModel machine = machine_by_name(options.target.empty() ? contents.target : options.target);
   sim::Device device(contents, machine);
@@ -52,6 +56,7 @@ void simulate(const SimCommandOptions& options) {
 
   sim::SimOptions run_options;
   run_options.record_profile = false;
+  run_options.max_cycles = options.max_cycles;
   sim::RunResult result;
   double seconds = 0;
   {
@@ -102,6 +107,7 @@ void add_sim_command(CLI::App& app) {
   command->add_option("--outputs", options->outputs, "Directory to write the output tensors to");
   command->add_option("--target", options->target,
                       "Machine to run on: ipu21 or ipu21:N (default: the package's target)");
+  add_max_cycles_flag(*command, options->max_cycles);
   command->add_flag("--json", options->json, "Print the run's figures as JSON");
   command->callback([options] { simulate(*options); });
 }

@@ -21,6 +21,20 @@ std::int64_t leading_rows(const graph::Shape& shape) {
   return rows;
 }
 
+// The device's FP8 arithmetic (AMP and conversions) knows Graphcore's F143
+// and F152 only; an OCP type would be computed as one of them, wrongly.
+void reject_ocp_fp8(const graph::Graph& graph) {
+  for (const graph::Value& value : graph.values) {
+    const ElementType element = value.type.storage.element;
+    if (element == ElementType::E4M3 || element == ElementType::E5M2)
+      throw_bad_input(fmt::format("tensor '{}'", value.name),
+                      "is {}, which the device cannot compute: its FP8 types are f143 and f152",
+                      element_type_name(element));
+  }
+  for (const graph::Op& op : graph.ops)
+    if (op.body) reject_ocp_fp8(*op.body);
+}
+
 // What a graph value is to the chain.
 struct Binding {
   // A host input becomes an activation where it is first read (as itself,
@@ -507,6 +521,7 @@ std::int64_t Chain::macs() const {
 }
 
 Chain build_chain(const graph::Graph& graph) {
+  reject_ocp_fp8(graph);
   Chain chain;
   ChainBuilder builder(chain);
   builder.add_graph(graph, {}, false);

@@ -12,7 +12,8 @@
 // its output: GEMMs whose right operand is a parameter, elementwise ops,
 // and layernorm/softmax over the last axis. Attention is local to segments
 // of rows: the S rows of one [..., S, D] matrix (Chain::segment_rows).
-// Graphs with other ops are rejected here with an error naming the op.
+// Graphs with other ops are rejected here with an error naming the op, and
+// graphs with an OCP FP8 tensor (e4m3, e5m2) with one naming the tensor.
 #pragma once
 
 #include "graph/graph.h"

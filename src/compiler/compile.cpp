@@ -68,6 +68,21 @@ struct Rejection {
   std::string why;
 };
 
+// The plan's summary with how many of its tiles hold work (a task or an
+// exchange): a group may be wider than the work it gets.
+std::string plan_text(const PlanChoice& choice, const Chain& chain, const GemmCandidates& candidates, const Lir& lir) {
+  std::vector<bool> busy(static_cast<std::size_t>(lir.mid->groups.group_size), false);
+  for (const Task& task : lir.tasks) busy[static_cast<std::size_t>(task.tile)] = true;
+  for (const Transfer& transfer : lir.transfers) {
+    busy[static_cast<std::size_t>(transfer.source_tile)] = true;
+    for (int tile : transfer.destination_tiles) busy[static_cast<std::size_t>(tile)] = true;
+  }
+  const std::int64_t working = std::count(busy.begin(), busy.end(), true) * std::int64_t{lir.mid->groups.groups};
+  std::string text = choice.summary(chain, candidates);
+  text.insert(std::min(text.find(','), text.size()), fmt::format(" ({} hold work)", working));
+  return text;
+}
+
 class Driver {
  public:
   Driver(const graph::Graph& graph, const CompileOptions& options) : graph_(graph), options_(options) {}
@@ -150,7 +165,6 @@ class Driver {
   }
 
   std::optional<CompileResult> attempt(const PlanChoice& choice, const MachineModel& machine) {
-    const std::string plan = choice.summary(chain_, candidates_);
     MidProgram mid;
     {
       Span span("construct_mid");
@@ -173,6 +187,7 @@ class Driver {
       eliminate(lir);
     }
     dump("eliminate", [&] { return dump_lir(lir); });
+    const std::string plan = plan_text(choice, chain_, candidates_, lir);
     MemoryMap provisional;
     {
       Span span("place_provisional_storage");

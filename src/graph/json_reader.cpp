@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -503,6 +504,12 @@ Graph read_graph_json(std::string_view text, const std::string& source) {
     document = Json::parse(text, std::ref(guard), /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::parse_error& error) {
     throw_syntax_error(source, text, error);
+  } catch (const Json::exception& error) {
+    // A number too large for a double, and the like: nlohmann gives no place.
+    std::string message = error.what();
+    if (message.rfind("[json.exception.", 0) == 0 && message.find("] ") != std::string::npos)
+      message = message.substr(message.find("] ") + 2);
+    throw_bad_input(source, "{}", message);
   } catch (const Error& error) {
     throw error.within(source);
   }
@@ -516,6 +523,8 @@ Graph read_graph_json(std::string_view text, const std::string& source) {
 }
 
 Graph load_graph_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw_bad_input(path, "is a folder, not a graph file");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw_bad_input(path, "cannot open the graph file");
   std::ostringstream text;

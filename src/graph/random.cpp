@@ -6,6 +6,7 @@
 // contraction). docs/numerics.md states the algorithm in full.
 #include "graph/random.h"
 
+#include "support/error.h"
 #include "support/parallel.h"
 
 #include <bit>
@@ -211,6 +212,9 @@ std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::si
                             float mean) {
   const std::uint64_t key = mix64(mix64(seed) ^ fnv1a64(stream));
   const std::uint64_t pairs = (count + 1) / 2;
+  std::vector<float> samples;
+  host_allocation(std::uint64_t{count} * sizeof(float), fmt::format("{} samples of '{}'", grouped(static_cast<std::int64_t>(count)), stream),
+                  [&] { samples.resize(count); });
   // Pass 1: the accepted pairs of each block, until there are enough (at
   // least pi/4 of the pairs are accepted, so 4/3 of what remains suffices
   // nearly always).
@@ -223,7 +227,6 @@ std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::si
     for (std::uint64_t accepted_pairs : counts) first_pair.push_back(first_pair.back() + accepted_pairs);
   }
   // Pass 2: each block's samples, in parallel.
-  std::vector<float> samples(count);
   parallel_for(0, first_pair.size() - 1, [&](std::size_t block) {
     block_samples(key, block, {first_pair[block], count, sigma, mean, samples.data()});
   });

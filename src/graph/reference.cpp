@@ -12,19 +12,24 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <type_traits>
 
 namespace tilec::graph {
 
 namespace {
 
-using Values = std::vector<float>;
+// The interpreter runs in T = float (the reference: each result rounded to
+// its storage type) or T = double (the exact reference: nothing rounded).
+template <typename T>
+using Values = std::vector<T>;
 
-// A value during interpretation: its elements as FP32, already rounded to
-// its storage type. Shared, because carried and invariant values pass into
-// every iteration unchanged.
+// A value during interpretation: its elements, rounded to its storage type
+// in the FP32 reference. Shared, because carried and invariant values pass
+// into every iteration unchanged.
+template <typename T>
 struct Buffer {
   TensorType type;
-  std::shared_ptr<const Values> data;
+  std::shared_ptr<const Values<T>> data;
 };
 
 std::int64_t product(const Shape& shape) {
@@ -87,7 +92,7 @@ class BroadcastMap {
   std::int64_t period_ = 0;
 };
 
-void round_to(Values& values, StorageType storage) {
+void round_to(Values<float>& values, StorageType storage) {
   if (storage.element == ElementType::F32) return;
   for_chunks(static_cast<std::int64_t>(values.size()), [&](std::int64_t begin, std::int64_t end) {
     round_to_storage(std::span<float>(values).subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
@@ -95,40 +100,50 @@ void round_to(Values& values, StorageType storage) {
   });
 }
 
-std::span<const float> slice(const Buffer& buffer, std::int64_t offset, std::int64_t count) {
-  return std::span<const float>(*buffer.data).subspan(static_cast<std::size_t>(offset),
-                                                      static_cast<std::size_t>(count));
+template <typename T>
+std::span<const T> slice(const Buffer<T>& buffer, std::int64_t offset, std::int64_t count) {
+  return std::span<const T>(*buffer.data).subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(count));
 }
 
-Values gemm(const Op& op, const Buffer& a, const Buffer& b, const Shape& result, int k_parts) {
+// The FP32 reference's GEMM (which may sum K in parts), or the FP64 one.
+void gemm_kernel(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int k_parts) {
+  reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, k_parts);
+}
+void gemm_kernel(std::span<const double> a, std::span<const double> b, std::span<double> c, std::int64_t m,
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int) {
+  reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b);
+}
+
+template <typename T>
+Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape& result, int k_parts) {
   const Shape& as = a.type.shape;
   const Shape& bs = b.type.shape;
   const std::int64_t m = result[result.size() - 2], n = result.back();
   const std::int64_t k = op.transpose_a ? as[as.size() - 2] : as.back();
-  Values c(static_cast<std::size_t>(product(result)));
+  Values<T> c(static_cast<std::size_t>(product(result)));
   const Shape batch = drop_last(result, 2);
   const Shape a_batch = drop_last(as, 2), b_batch = drop_last(bs, 2);
   if (product(b_batch) == 1 && !op.transpose_a) {
     // One B for every batch element: a single GEMM over all rows of A.
     const std::int64_t rows = product(a_batch) * m;
-    reference::gemm(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_parts);
+    gemm_kernel(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_parts);
     return c;
   }
   const BroadcastMap a_map(a_batch, batch), b_map(b_batch, batch);
   for (std::int64_t i = 0; i < product(batch); ++i)
-    reference::gemm(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
-                    std::span<float>(c).subspan(static_cast<std::size_t>(i * m * n),
-                                                static_cast<std::size_t>(m * n)),
-                    m, n, k, op.transpose_a, op.transpose_b, k_parts);
+    gemm_kernel(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
+                std::span<T>(c).subspan(static_cast<std::size_t>(i * m * n), static_cast<std::size_t>(m * n)), m, n,
+                k, op.transpose_a, op.transpose_b, k_parts);
   return c;
 }
 
-template <typename Combine>
-Values broadcast_combine(const Buffer& a, const Buffer& b, const Shape& result, Combine combine) {
-  Values c(static_cast<std::size_t>(product(result)));
+template <typename T, typename Combine>
+Values<T> broadcast_combine(const Buffer<T>& a, const Buffer<T>& b, const Shape& result, Combine combine) {
+  Values<T> c(static_cast<std::size_t>(product(result)));
   const BroadcastMap a_map(a.type.shape, result), b_map(b.type.shape, result);
-  const Values& av = *a.data;
-  const Values& bv = *b.data;
+  const Values<T>& av = *a.data;
+  const Values<T>& bv = *b.data;
   const std::int64_t a_period = a_map.period(), b_period = b_map.period();
   for_chunks(product(result), [&](std::int64_t begin, std::int64_t end) {
     if (a_period > 0 && b_period > 0) {
@@ -148,59 +163,63 @@ Values broadcast_combine(const Buffer& a, const Buffer& b, const Shape& result, 
   return c;
 }
 
-Values binary(OpKind kind, const Buffer& a, const Buffer& b, const Shape& result) {
+template <typename T>
+Values<T> binary(OpKind kind, const Buffer<T>& a, const Buffer<T>& b, const Shape& result) {
   switch (kind) {
-    case OpKind::Add: return broadcast_combine(a, b, result, [](float x, float y) { return x + y; });
-    case OpKind::Sub: return broadcast_combine(a, b, result, [](float x, float y) { return x - y; });
-    case OpKind::Mul: return broadcast_combine(a, b, result, [](float x, float y) { return x * y; });
-    case OpKind::Div: return broadcast_combine(a, b, result, [](float x, float y) { return x / y; });
-    default: return broadcast_combine(a, b, result, [](float x, float y) { return std::pow(x, y); });
+    case OpKind::Add: return broadcast_combine(a, b, result, [](T x, T y) { return x + y; });
+    case OpKind::Sub: return broadcast_combine(a, b, result, [](T x, T y) { return x - y; });
+    case OpKind::Mul: return broadcast_combine(a, b, result, [](T x, T y) { return x * y; });
+    case OpKind::Div: return broadcast_combine(a, b, result, [](T x, T y) { return x / y; });
+    default: return broadcast_combine(a, b, result, [](T x, T y) { return std::pow(x, y); });
   }
 }
 
-template <typename Function>
-Values map_values(const Buffer& x, Function function) {
-  Values out(x.data->size());
-  const Values& in = *x.data;
+template <typename T, typename Function>
+Values<T> map_values(const Buffer<T>& x, Function function) {
+  Values<T> out(x.data->size());
+  const Values<T>& in = *x.data;
   for_chunks(static_cast<std::int64_t>(in.size()), [&](std::int64_t begin, std::int64_t end) {
     for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) out[i] = function(in[i]);
   });
   return out;
 }
 
-Values unary(OpKind kind, const Buffer& x) {
+template <typename T>
+Values<T> unary(OpKind kind, const Buffer<T>& x) {
   switch (kind) {
-    case OpKind::Sqrt: return map_values(x, [](float v) { return std::sqrt(v); });
-    case OpKind::Erf: return map_values(x, [](float v) { return std::erf(v); });
-    case OpKind::Tanh: return map_values(x, [](float v) { return std::tanh(v); });
-    case OpKind::Relu: return map_values(x, [](float v) { return v > 0.0f ? v : 0.0f; });
-    case OpKind::Sigmoid: return map_values(x, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
-    default: return map_values(x, [](float v) { return std::exp(v); });
+    case OpKind::Sqrt: return map_values(x, [](T v) { return std::sqrt(v); });
+    case OpKind::Erf: return map_values(x, [](T v) { return std::erf(v); });
+    case OpKind::Tanh: return map_values(x, [](T v) { return std::tanh(v); });
+    case OpKind::Relu: return map_values(x, [](T v) { return v > T(0) ? v : T(0); });
+    case OpKind::Sigmoid: return map_values(x, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
+    default: return map_values(x, [](T v) { return std::exp(v); });
   }
 }
 
 // Folds x's elements into their targets in row-major order (one FP32
 // accumulator per result element, added to in that order).
-Values reduce(const Op& op, const Buffer& x, std::int64_t result_elements) {
+template <typename T>
+Values<T> reduce(const Op& op, const Buffer<T>& x, std::int64_t result_elements) {
   const std::vector<std::int64_t> targets = layout::reduction_targets(x.type.shape, op.axes);
-  const Values& in = *x.data;
+  const Values<T>& in = *x.data;
   const bool is_max = op.kind == OpKind::ReduceMax;
-  Values out(static_cast<std::size_t>(result_elements), is_max ? -INFINITY : 0.0f);
+  Values<T> out(static_cast<std::size_t>(result_elements), is_max ? -static_cast<T>(INFINITY) : T(0));
   for (std::size_t i = 0; i < in.size(); ++i) {
-    float& target = out[static_cast<std::size_t>(targets[i])];
+    T& target = out[static_cast<std::size_t>(targets[i])];
     // NaN propagates through max as through the sums.
     target = is_max ? (std::isnan(in[i]) || in[i] > target ? in[i] : target) : target + in[i];
   }
   if (op.kind == OpKind::ReduceMean) {
-    const auto count = static_cast<float>(static_cast<std::int64_t>(in.size()) / result_elements);
-    for (float& value : out) value /= count;
+    const auto count = static_cast<T>(static_cast<std::int64_t>(in.size()) / result_elements);
+    for (T& value : out) value /= count;
   }
   return out;
 }
 
-Values rearrange(const Op& op, const std::vector<const Buffer*>& operands, const Shape& result) {
-  const Buffer& x = *operands.front();
-  const std::span<const float> xs(*x.data);
+template <typename T>
+Values<T> rearrange(const Op& op, const std::vector<const Buffer<T>*>& operands, const Shape& result) {
+  const Buffer<T>& x = *operands.front();
+  const std::span<const T> xs(*x.data);
   const auto axis_of = [&](int axis) {
     return static_cast<std::size_t>(axis < 0 ? axis + static_cast<int>(x.type.shape.size()) : axis);
   };
@@ -209,9 +228,9 @@ Values rearrange(const Op& op, const std::vector<const Buffer*>& operands, const
     case OpKind::Slice: return layout::slice(xs, x.type.shape, op, result);
     case OpKind::Gather: return layout::gather(xs, x.type.shape, axis_of(op.axis), op.indices);
     default: {
-      std::vector<std::span<const float>> parts;
+      std::vector<std::span<const T>> parts;
       std::vector<Shape> shapes;
-      for (const Buffer* operand : operands) {
+      for (const Buffer<T>* operand : operands) {
         parts.emplace_back(*operand->data);
         shapes.push_back(operand->type.shape);
       }
@@ -220,9 +239,10 @@ Values rearrange(const Op& op, const std::vector<const Buffer*>& operands, const
   }
 }
 
-Values gelu(const Op& op, const Buffer& x) {
-  Values out(x.data->size());
-  const Values& in = *x.data;
+template <typename T>
+Values<T> gelu(const Op& op, const Buffer<T>& x) {
+  Values<T> out(x.data->size());
+  const Values<T>& in = *x.data;
   for_chunks(static_cast<std::int64_t>(in.size()), [&](std::int64_t begin, std::int64_t end) {
     for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i)
       out[i] = op.approximation == GeluApproximation::Tanh ? reference::gelu_tanh(in[i])
@@ -231,19 +251,20 @@ Values gelu(const Op& op, const Buffer& x) {
   return out;
 }
 
-Values softmax(const Op& op, const Buffer& x) {
+template <typename T>
+Values<T> softmax(const Op& op, const Buffer<T>& x) {
   const Shape& shape = x.type.shape;
   const auto axis = static_cast<std::size_t>(op.axis < 0 ? op.axis + static_cast<int>(shape.size()) : op.axis);
   const std::int64_t length = shape[axis];
   const std::int64_t inner = product(Shape(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end()));
   const std::int64_t outer = product(drop_last(shape, shape.size() - axis));
-  Values out(x.data->size());
+  Values<T> out(x.data->size());
   if (inner == 1) {
-    reference::softmax(*x.data, out, length);
+    reference::softmax(std::span<const T>(*x.data), out, length);
     return out;
   }
   // Make the softmax axis innermost, normalise, and put it back.
-  Values moved(out.size()), normalised(out.size());
+  Values<T> moved(out.size()), normalised(out.size());
   auto moved_index = [&](std::int64_t o, std::int64_t l, std::int64_t i) {
     return static_cast<std::size_t>((o * inner + i) * length + l);
   };
@@ -253,51 +274,55 @@ Values softmax(const Op& op, const Buffer& x) {
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) moved[moved_index(o, l, i)] = (*x.data)[original_index(o, l, i)];
-  reference::softmax(moved, normalised, length);
+  reference::softmax(std::span<const T>(moved), normalised, length);
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) out[original_index(o, l, i)] = normalised[moved_index(o, l, i)];
   return out;
 }
 
-Values layernorm(const Op& op, const Buffer& x, const Buffer& gamma, const Buffer& beta) {
-  Values out(x.data->size());
-  reference::layernorm(*x.data, *gamma.data, *beta.data, out, x.type.shape.back(), op.epsilon);
+template <typename T>
+Values<T> layernorm(const Op& op, const Buffer<T>& x, const Buffer<T>& gamma, const Buffer<T>& beta) {
+  Values<T> out(x.data->size());
+  reference::layernorm(std::span<const T>(*x.data), std::span<const T>(*gamma.data), std::span<const T>(*beta.data),
+                       out, x.type.shape.back(), static_cast<T>(op.epsilon));
   return out;
 }
 
 // Columns [first, first + count) of a row-major [rows, cols] matrix.
-std::vector<float> columns_of(std::span<const float> matrix, std::int64_t rows, std::int64_t cols, std::int64_t first,
-                              std::int64_t count) {
-  std::vector<float> part(static_cast<std::size_t>(rows * count));
+template <typename T>
+std::vector<T> columns_of(std::span<const T> matrix, std::int64_t rows, std::int64_t cols, std::int64_t first,
+                          std::int64_t count) {
+  std::vector<T> part(static_cast<std::size_t>(rows * count));
   for (std::int64_t r = 0; r < rows; ++r)
     std::copy_n(matrix.begin() + r * cols + first, count, part.begin() + r * count);
   return part;
 }
 
-Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v, const Shape& result) {
+template <typename T>
+Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Shape& result) {
   const Shape& qs = q.type.shape;
   const Shape& ks = k.type.shape;
   const std::int64_t heads = op.attention_heads;
   const std::int64_t s = qs[qs.size() - 2], d = qs.back(), t = ks[ks.size() - 2];
   const std::int64_t e = result.back();
   const std::int64_t dh = d / heads, eh = e / heads;
-  const float scale = op.attention_scale != 0.0f ? op.attention_scale
-                                                 : 1.0f / std::sqrt(static_cast<float>(dh));
+  const T scale = op.attention_scale != 0.0f ? static_cast<T>(op.attention_scale) : T(1) / std::sqrt(static_cast<T>(dh));
   const Shape batch = drop_last(result, 2);
   const BroadcastMap q_map(drop_last(qs, 2), batch), k_map(drop_last(ks, 2), batch),
       v_map(drop_last(v.type.shape, 2), batch);
-  Values out(static_cast<std::size_t>(product(result)));
-  Values scores(static_cast<std::size_t>(s * t)), probabilities(scores.size()), head_out(static_cast<std::size_t>(s * eh));
+  Values<T> out(static_cast<std::size_t>(product(result)));
+  Values<T> scores(static_cast<std::size_t>(s * t)), probabilities(scores.size()),
+      head_out(static_cast<std::size_t>(s * eh));
   for (std::int64_t i = 0; i < product(batch); ++i)
     for (std::int64_t h = 0; h < heads; ++h) {
-      const std::vector<float> qh = columns_of(slice(q, q_map(i) * s * d, s * d), s, d, h * dh, dh);
-      const std::vector<float> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
-      const std::vector<float> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
-      reference::gemm(qh, kh, scores, s, t, dh, false, true);
-      for (float& score : scores) score *= scale;
-      reference::softmax(scores, probabilities, t);
-      reference::gemm(probabilities, vh, head_out, s, eh, t);
+      const std::vector<T> qh = columns_of(slice(q, q_map(i) * s * d, s * d), s, d, h * dh, dh);
+      const std::vector<T> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
+      const std::vector<T> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
+      gemm_kernel(qh, kh, scores, s, t, dh, false, true, 1);
+      for (T& score : scores) score *= scale;
+      reference::softmax(std::span<const T>(scores), probabilities, t);
+      gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, 1);
       for (std::int64_t r = 0; r < s; ++r)
         std::copy_n(head_out.begin() + r * eh, eh, out.begin() + (i * s + r) * e + h * eh);
     }
@@ -307,15 +332,16 @@ Values attention(const Op& op, const Buffer& q, const Buffer& k, const Buffer& v
 // Row py*(W/p)+px of each batch item is patch (py, px); each patch row is
 // its p rows of p pixels, C channels each, in that order. Pixels beyond the
 // last whole patch (H mod p rows, W mod p columns) are left out.
-Values patchify(const Op& op, const Buffer& x) {
+template <typename T>
+Values<T> patchify(const Op& op, const Buffer<T>& x) {
   const Shape& shape = x.type.shape;
   const std::size_t rank = shape.size();
   const std::int64_t height = shape[rank - 3], width = shape[rank - 2], channels = shape[rank - 1];
   const std::int64_t p = op.patch, across = width / p;
   const std::int64_t patches = (height / p) * across, row_length = p * channels;
-  const Values& in = *x.data;
+  const Values<T>& in = *x.data;
   const std::int64_t items = product(drop_last(shape, 3));
-  Values out(static_cast<std::size_t>(items * patches * p * row_length));
+  Values<T> out(static_cast<std::size_t>(items * patches * p * row_length));
   for (std::int64_t item = 0; item < items; ++item)
     for (std::int64_t patch = 0; patch < patches; ++patch)
       for (std::int64_t i = 0; i < p; ++i) {
@@ -327,8 +353,12 @@ Values patchify(const Op& op, const Buffer& x) {
   return out;
 }
 
+template <typename T>
 class Interpreter {
  public:
+  using Buffer = graph::Buffer<T>;
+  using Values = graph::Values<T>;
+
   Interpreter(bool keep_intermediates, int gemm_k_parts, TensorMap& intermediates)
       : keep_(keep_intermediates), gemm_k_parts_(gemm_k_parts), intermediates_(intermediates) {}
 
@@ -353,8 +383,8 @@ class Interpreter {
 
  private:
   static Buffer source(const Graph& graph, const Op& op, const TensorMap& sources) {
-    return Buffer{graph.type(op.results[0]),
-                  std::make_shared<const Values>(sources.at(op.name).to_floats())};
+    const std::vector<float> stored = sources.at(op.name).to_floats();  // decoded exactly
+    return Buffer{graph.type(op.results[0]), std::make_shared<const Values>(stored.begin(), stored.end())};
   }
 
   void execute(const Graph& graph, const Op& op, std::vector<Buffer>& values, const TensorMap* sources,
@@ -408,16 +438,16 @@ class Interpreter {
       case OpKind::Reshape: result = *operand(0).data; break;
       default: TILEC_CHECK(false, "op kind {} has no interpreter", op_kind_name(op.kind));
     }
-    round_to(result, type.storage);
+    if constexpr (std::is_same_v<T, float>) round_to(result, type.storage);
     store(graph, op.results[0], values, Buffer{type, std::make_shared<const Values>(std::move(result))},
           prefix);
   }
 
   void store(const Graph& graph, ValueId id, std::vector<Buffer>& values, Buffer buffer,
              const std::string& prefix) {
-    if (keep_)
-      intermediates_.insert_or_assign(prefix + graph.value(id).name,
-                                      Tensor::from_floats(buffer.type, *buffer.data));
+    if constexpr (std::is_same_v<T, float>)
+      if (keep_)
+        intermediates_.insert_or_assign(prefix + graph.value(id).name, Tensor::from_floats(buffer.type, *buffer.data));
     values[static_cast<std::size_t>(id)] = std::move(buffer);
   }
 
@@ -438,7 +468,7 @@ class Interpreter {
         TensorType type = operands[i].type;
         type.shape.erase(type.shape.begin());
         const std::int64_t size = type.elements();
-        std::span<const float> part = slice(operands[i], iteration * size, size);
+        std::span<const T> part = slice(operands[i], iteration * size, size);
         arguments.push_back(Buffer{type, std::make_shared<const Values>(part.begin(), part.end())});
       }
       state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration));
@@ -475,12 +505,23 @@ ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool
   validate(graph);
   check_sources(graph, tensors);
   ReferenceResult result;
-  Interpreter interpreter(keep_intermediates, gemm_k_parts, result.intermediates);
-  std::vector<Buffer> outputs = interpreter.run(graph, {}, &tensors, "");
+  Interpreter<float> interpreter(keep_intermediates, gemm_k_parts, result.intermediates);
+  std::vector<Buffer<float>> outputs = interpreter.run(graph, {}, &tensors, "");
   for (std::size_t i = 0; i < outputs.size(); ++i)
     result.outputs.insert_or_assign(graph.outputs[i].first,
                                     Tensor::from_floats(outputs[i].type, *outputs[i].data));
   return result;
+}
+
+ExactOutputs run_exact_reference(const Graph& graph, const TensorMap& tensors) {
+  validate(graph);
+  check_sources(graph, tensors);
+  TensorMap unused;
+  Interpreter<double> interpreter(false, 1, unused);
+  std::vector<Buffer<double>> outputs = interpreter.run(graph, {}, &tensors, "");
+  ExactOutputs exact;
+  for (std::size_t i = 0; i < outputs.size(); ++i) exact.insert_or_assign(graph.outputs[i].first, *outputs[i].data);
+  return exact;
 }
 
 }  // namespace tilec::graph

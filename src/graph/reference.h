@@ -12,6 +12,10 @@
 #include "graph/graph.h"
 #include "graph/tensor.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace tilec::graph {
 
 struct ReferenceResult {
@@ -27,5 +31,13 @@ struct ReferenceResult {
 // (reference::gemm): the same graph in another valid summation order.
 ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors,
                               bool keep_intermediates = false, int gemm_k_parts = 1);
+
+// The exact reference: the same graph in FP64 from the same stored inputs
+// and parameters, with nothing rounded to a storage type (a cast passes its
+// value through): the numbers the graph would give if its types lost
+// nothing. The distance of the reference from it is what the graph's own
+// precision costs; the device's, what precision and device cost together.
+using ExactOutputs = std::map<std::string, std::vector<double>>;
+ExactOutputs run_exact_reference(const Graph& graph, const TensorMap& tensors);
 
 }  // namespace tilec::graph

@@ -18,7 +18,9 @@ std::int64_t TensorType::bytes() const { return elements() * element_bytes(stora
 
 Tensor Tensor::zeros(TensorType type) {
   Tensor tensor{std::move(type), {}};
-  tensor.bytes.assign(static_cast<std::size_t>(tensor.type.bytes()), 0);
+  const std::int64_t bytes = tensor.type.bytes();
+  host_allocation(static_cast<std::uint64_t>(bytes), "a " + type_text(tensor.type) + " tensor",
+                  [&] { tensor.bytes.assign(static_cast<std::size_t>(bytes), 0); });
   return tensor;
 }
 
@@ -63,7 +65,9 @@ float Tensor::at(std::int64_t flat_index) const {
 }
 
 std::vector<float> Tensor::to_floats() const {
-  std::vector<float> values(static_cast<std::size_t>(elements()));
+  std::vector<float> values;
+  host_allocation(static_cast<std::uint64_t>(elements()) * sizeof(float), "the values of a " + type_text(type) + " tensor",
+                  [&] { values.resize(static_cast<std::size_t>(elements())); });
   switch (type.storage.element) {
     case ElementType::F32:
       if (!values.empty()) std::memcpy(values.data(), bytes.data(), 4 * values.size());

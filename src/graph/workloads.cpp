@@ -49,6 +49,13 @@ void check_options(const MlpOptions& options, std::int64_t tokens, std::int64_t 
                     precision_name(options.precision));
   if (options.fp8_scale && std::abs(*options.fp8_scale) > kLargestFp8Scale)
     throw_bad_input("workload", "FP8 scale {} is beyond +-{}", *options.fp8_scale, kLargestFp8Scale);
+  // The limit graph files obey, checked before any data is made for them.
+  const std::int64_t blocks = options.blocks;
+  const std::pair<const char*, Shape> tensors[] = {{"x", {options.batch, tokens, width}},
+                                                   {"the hidden activation", {options.batch, tokens, hidden}},
+                                                   {"W1", {blocks, width, hidden}},
+                                                   {"W2", {blocks, hidden, width}}};
+  for (const auto& [name, shape] : tensors) check_type("workload", name, TensorType{shape, kF32});
 }
 
 }  // namespace

@@ -201,4 +201,48 @@ void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c
   if (first) std::fill(c.begin(), c.end(), 0.0f);
 }
 
+void gemm(std::span<const double> a, std::span<const double> b, std::span<double> c, std::int64_t m, std::int64_t n,
+          std::int64_t k, bool transpose_a, bool transpose_b) {
+  TILEC_CHECK(static_cast<std::int64_t>(a.size()) == m * k && static_cast<std::int64_t>(b.size()) == k * n &&
+                  static_cast<std::int64_t>(c.size()) == m * n,
+              "gemm {}x{}x{} given buffers of {}, {} and {} doubles", m, n, k, a.size(), b.size(), c.size());
+  std::fill(c.begin(), c.end(), 0.0);
+  if (m == 0 || n == 0) return;
+  std::vector<double> a_rows, b_rows;
+  const double* lhs = a.data();
+  const double* rhs = b.data();
+  if (transpose_a) {
+    a_rows.resize(static_cast<std::size_t>(m * k));
+    for (std::int64_t p = 0; p < k; ++p)
+      for (std::int64_t i = 0; i < m; ++i) a_rows[static_cast<std::size_t>(i * k + p)] = a[static_cast<std::size_t>(p * m + i)];
+    lhs = a_rows.data();
+  }
+  if (transpose_b) {
+    b_rows.resize(static_cast<std::size_t>(k * n));
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t p = 0; p < k; ++p) b_rows[static_cast<std::size_t>(p * n + j)] = b[static_cast<std::size_t>(j * k + p)];
+    rhs = b_rows.data();
+  }
+  const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
+  const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
+  // Each task owns a block of C and walks k in order for each output.
+  parallel_for(0, static_cast<std::size_t>(row_blocks * column_blocks), [&](std::size_t task) {
+    const std::int64_t row0 = static_cast<std::int64_t>(task) / column_blocks * kRowBlock;
+    const std::int64_t column0 = static_cast<std::int64_t>(task) % column_blocks * kColumnBlock;
+    const std::int64_t rows = std::min(kRowBlock, m - row0);
+    const std::int64_t columns = std::min(kColumnBlock, n - column0);
+    for (std::int64_t depth0 = 0; depth0 < k; depth0 += kDepthBlock) {
+      const std::int64_t depth = std::min(kDepthBlock, k - depth0);
+      for (std::int64_t r = row0; r < row0 + rows; ++r) {
+        double* out = c.data() + r * n + column0;
+        for (std::int64_t p = depth0; p < depth0 + depth; ++p) {
+          const double value = lhs[r * k + p];
+          const double* row = rhs + p * n + column0;
+          for (std::int64_t j = 0; j < columns; ++j) out[j] += value * row[j];
+        }
+      }
+    }
+  });
+}
+
 }  // namespace tilec::reference

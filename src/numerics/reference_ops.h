@@ -1,6 +1,7 @@
-// Host reference kernels: FP32 arithmetic on plain row-major float arrays.
-// The graph interpreter (graph/reference.h) calls these and rounds each
-// result to its storage type. Multithreaded where the work is large.
+// Host reference kernels: FP32 arithmetic on plain row-major float arrays
+// (and FP64 forms for the exact reference). The graph interpreter
+// (graph/reference.h) calls these and rounds each FP32 result to its
+// storage type. Multithreaded where the work is large.
 #pragma once
 
 #include <cstdint>
@@ -21,17 +22,29 @@ void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c
           std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a = false,
           bool transpose_b = false, int k_parts = 1);
 
+// The same product in FP64, for the exact reference (graph/reference.h):
+// each output summed in k order without rounding to FP32. Multithreaded; the
+// result does not depend on the thread count.
+void gemm(std::span<const double> a, std::span<const double> b, std::span<double> c, std::int64_t m,
+          std::int64_t n, std::int64_t k, bool transpose_a = false, bool transpose_b = false);
+
 // tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 float gelu_tanh(float x);
+double gelu_tanh(double x);
 // exact: 0.5 x (1 + erf(x / sqrt(2))).
 float gelu_erf(float x);
+double gelu_erf(double x);
 
 // Over rows of length `width`: out = (x - mean) / sqrt(var + epsilon) * gamma + beta.
+// The FP64 forms compute the same formulas in FP64.
 void layernorm(std::span<const float> x, std::span<const float> gamma,
                std::span<const float> beta, std::span<float> out, std::int64_t width,
                float epsilon);
+void layernorm(std::span<const double> x, std::span<const double> gamma, std::span<const double> beta,
+               std::span<double> out, std::int64_t width, double epsilon);
 
 // Over rows of length `width` (the softmax axis made innermost by the caller).
 void softmax(std::span<const float> x, std::span<float> out, std::int64_t width);
+void softmax(std::span<const double> x, std::span<double> out, std::int64_t width);
 
 }  // namespace tilec::reference

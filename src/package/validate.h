@@ -32,6 +32,12 @@ constexpr int kMinScale = -64;
 constexpr int kMaxScale = 64;
 
 void validate(const Package& package, const MachineModel& model);
+
+// The package runs `graph`: one binding per graph input, parameter and
+// output and none else, each with the graph's role and type (element,
+// scale, shape). With validate()'s coverage rule, a host input is then
+// stored exactly once (machine-model rule 6). BadInput naming the binding.
+void check_bindings_match(const Package& package, const graph::Graph& graph);
 // Against the package's own target, machine_by_name(package.target).
 void validate(const Package& package);
 

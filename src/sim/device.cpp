@@ -144,8 +144,9 @@ void DeviceState::throw_first_fault(const std::vector<std::uint32_t>& indices) c
 
 RunResult DeviceState::run(const SimOptions& options) {
   std::uint64_t watchdog = options.watchdog_cycles ? options.watchdog_cycles : machine_.watchdog_cycles;
+  if (options.max_cycles == 0) throw_bad_input("--max-cycles 0", "a run needs at least one cycle");
   for (TileState& tile : tiles_) {
-    reset_tile(tile, watchdog);
+    reset_tile(tile, watchdog, options.max_cycles);
     tile.tracing = options.record_profile;
   }
   RunResult result;
@@ -203,13 +204,15 @@ RunResult DeviceState::run(const SimOptions& options) {
                                            static_cast<std::uint32_t>(result.syncs),
                                            ProfileEventKind::SyncWait, kSupervisorContext});
       tile.release = release;
-      tile.deadline = release + std::min(watchdog, std::numeric_limits<std::uint64_t>::max() - release);
+      tile.deadline = std::min(release + std::min(watchdog, std::numeric_limits<std::uint64_t>::max() - release),
+                               options.max_cycles - 1);
       tile.phase = Phase::Exchange;
       tile.contexts[kSupervisor].next_issue = release;
       tile.cycle = release;
       tile.stop = Stop::None;
     }
     ++result.syncs;
+    if (options.on_progress) options.on_progress(release);
     live = std::move(at_sync);
   }
 
@@ -225,6 +228,7 @@ RunResult DeviceState::run(const SimOptions& options) {
     result.cycles = std::max(result.cycles, tile.stop_cycle);
   }
   if (options.record_profile) result.profile = collect_profile();
+  if (options.on_progress) options.on_progress(result.cycles);
   return result;
 }
 

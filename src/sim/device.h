@@ -32,15 +32,28 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace tilec::sim {
 
+// The default run-wide cycle limit: 100 times the longest workload tilec
+// ships (the 27-layer SigLIP tower, about 10 M cycles).
+constexpr std::uint64_t kDefaultMaxCycles = 1'000'000'000;
+
 struct SimOptions {
   bool record_profile = true;
   std::uint64_t watchdog_cycles = 0;  // 0 = the machine's
+  // No bundle issues in cycle max_cycles or later: a program that never
+  // halts faults there even when it keeps syncing (the watchdog restarts at
+  // every sync). At least 1.
+  std::uint64_t max_cycles = kDefaultMaxCycles;
+  // Called with the cycles simulated so far: after each global sync (the
+  // cycle it released at) and once at the end (the run's cycles), on the
+  // thread that called run(). For progress reports.
+  std::function<void(std::uint64_t cycles)> on_progress;
 };
 
 struct TileStats {

@@ -141,13 +141,6 @@ std::optional<ExchangeFault> deliver(std::vector<TileState>& tiles, std::uint32_
   return std::nullopt;
 }
 
-std::string instruction_at(TileState& tile, std::uint32_t pc) {
-  if (const DecodedBundle* bundle = tile.code.find(pc)) return bundle_text(*bundle);
-  std::uint64_t bits;
-  std::memcpy(&bits, tile.at(pc), sizeof bits);
-  return bundle_text(decode_bundle_bits(bits));
-}
-
 }  // namespace
 
 void resolve_exchange(std::vector<TileState>& tiles, const MachineModel& machine,
@@ -164,7 +157,7 @@ void resolve_exchange(std::vector<TileState>& tiles, const MachineModel& machine
   for (std::optional<ExchangeFault>& fault : faults) {
     if (!fault) continue;
     TileState& tile = tiles[fault->tile];
-    throw Fault(fault->tile, kSupervisor, fault->pc, instruction_at(tile, fault->pc),
+    throw Fault(fault->tile, kSupervisor, fault->pc, bundle_text_at(tile, fault->pc),
                 std::move(fault->message));
   }
 }

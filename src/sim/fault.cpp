@@ -13,7 +13,7 @@ std::string context_name(int context) {
 namespace {
 std::string place(std::uint32_t tile, int context, std::uint32_t pc, const std::string& bundle) {
   std::string where = fmt::format("tile {}, {}, pc {:#x}", tile, context_name(context), pc);
-  if (!bundle.empty()) where += " (" + bundle + ")";
+  where += bundle.empty() ? std::string(" (no instruction could be read)") : " (" + bundle + ")";
   return where;
 }
 }  // namespace

@@ -15,7 +15,8 @@ std::string context_name(int context);
 
 class Fault : public tilec::Error {
  public:
-  // `bundle` is the disassembled bundle, empty when none could be fetched.
+  // `bundle` is the disassembled bundle, empty when none could be read
+  // (the message then says so).
   Fault(std::uint32_t tile, int context, std::uint32_t pc, std::string bundle,
         std::string message);
 

@@ -55,9 +55,9 @@ template <isa::Slot kSlot, typename X>
   }
 }
 
-[[noreturn]] void fetch_fault(const TileState& tile, int context, const char* what,
+[[noreturn]] void fetch_fault(TileState& tile, int context, const char* what,
                               std::uint32_t pc) {
-  throw Fault(tile.index, context, pc, "", fmt::format(fmt::runtime(what), pc));
+  throw Fault(tile.index, context, pc, bundle_text_at(tile, pc), fmt::format(fmt::runtime(what), pc));
 }
 
 // A bundle from memory outside the decoded code: checked and decoded now.
@@ -100,10 +100,15 @@ void check_issue(const TileState& tile, int context, const DecodedBundle& bundle
                      ctx.loop_end));
 }
 
-[[noreturn]] void watchdog_fault(TileState& tile, int context, std::uint64_t cycle) {
-  const Context& ctx = tile.contexts[context];
-  const DecodedBundle* bundle = tile.code.find(ctx.pc);
-  throw Fault(tile.index, context, ctx.pc, bundle ? bundle_text(*bundle) : "",
+// Past the deadline: the run's cycle limit, or the watchdog since the last sync.
+[[noreturn]] void deadline_fault(TileState& tile, int context, std::uint64_t cycle) {
+  const std::uint32_t pc = tile.contexts[context].pc;
+  if (cycle >= tile.cycle_limit)
+    throw Fault(tile.index, context, pc, bundle_text_at(tile, pc),
+                fmt::format("cycle limit: the run reached cycle {} without halting (the limit is {} cycles, "
+                            "--max-cycles)",
+                            cycle, tile.cycle_limit));
+  throw Fault(tile.index, context, pc, bundle_text_at(tile, pc),
               fmt::format("watchdog: cycle {} is more than {} cycles after the last sync released "
                           "the tile (cycle {}) without a sync or halt",
                           cycle, tile.deadline - tile.release, tile.release));
@@ -113,7 +118,7 @@ template <bool kTrace, bool kSupervisor>
 [[gnu::always_inline]] inline void issue(TileState& tile, int context, std::uint64_t cycle) {
   Context& ctx = tile.contexts[context];
   if (cycle > tile.deadline) [[unlikely]]
-    watchdog_fault(tile, context, cycle);
+    deadline_fault(tile, context, cycle);
   const DecodedBundle* bundle = tile.code.find(ctx.pc);
   if (!bundle) [[unlikely]]
     bundle = &fetch_from_memory(tile, context);
@@ -194,7 +199,16 @@ void run_tile(TileState& tile) {
   else run_loop<false>(tile);
 }
 
-void reset_tile(TileState& tile, std::uint64_t watchdog_cycles) {
+std::string bundle_text_at(TileState& tile, std::uint32_t pc) {
+  if (const DecodedBundle* bundle = tile.code.find(pc)) return bundle_text(*bundle);
+  const SimConfig& config = *tile.config;
+  if ((pc & 7u) || pc - config.memory_begin > config.memory_bytes - isa::kBundleBytes) return "";
+  std::uint64_t bits;
+  std::memcpy(&bits, tile.memory + (pc - config.memory_begin), sizeof bits);
+  return bundle_text(decode_bundle_bits(bits));
+}
+
+void reset_tile(TileState& tile, std::uint64_t watchdog_cycles, std::uint64_t cycle_limit) {
   for (Context& context : tile.contexts) context = Context{};
   tile.contexts[kSupervisor].pc = tile.entry;
   tile.running_workers = 0;
@@ -202,7 +216,8 @@ void reset_tile(TileState& tile, std::uint64_t watchdog_cycles) {
   tile.phase = Phase::Exchange;
   tile.cycle = 0;
   tile.release = 0;
-  tile.deadline = watchdog_cycles;
+  tile.cycle_limit = cycle_limit;
+  tile.deadline = std::min(watchdog_cycles, cycle_limit - 1);
   tile.stop = Stop::None;
   tile.stop_cycle = 0;
   tile.stop_pc = 0;

@@ -116,7 +116,8 @@ struct TileState {
 
   std::uint64_t cycle = 0;     // the next cycle the scheduler considers
   std::uint64_t release = 0;   // when the last sync released this tile (0 at start)
-  std::uint64_t deadline = 0;  // watchdog: the last cycle it may issue in before a sync
+  std::uint64_t deadline = 0;  // the last cycle it may issue in before a sync (watchdog, cycle limit)
+  std::uint64_t cycle_limit = 0;  // no bundle issues in this cycle or later
   Stop stop = Stop::None;
   std::uint64_t stop_cycle = 0;  // issue cycle of the xdone / sync / halt
   std::uint32_t stop_pc = 0;
@@ -158,6 +159,11 @@ struct TileState {
 void run_tile(TileState& tile);
 
 // Resets the registers and starts the supervisor at the entry, at cycle 0.
-void reset_tile(TileState& tile, std::uint64_t watchdog_cycles);
+// `cycle_limit` >= 1.
+void reset_tile(TileState& tile, std::uint64_t watchdog_cycles, std::uint64_t cycle_limit);
+
+// The disassembled bundle at `pc`, from the decoded code or from memory;
+// "" when none can be read there (a misaligned pc, or outside memory).
+std::string bundle_text_at(TileState& tile, std::uint32_t pc);
 
 }  // namespace tilec::sim

@@ -6,10 +6,15 @@
 // exits 1.
 #pragma once
 
+#include "support/number_text.h"
+
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tilec {
 
@@ -53,6 +58,19 @@ template <typename... Args>
                                 Args&&... args) {
   throw Error(ErrorKind::Failure, std::move(where),
               fmt::format(format, std::forward<Args>(args)...));
+}
+
+// Runs `allocate`, which asks the host for about `bytes` bytes for `what`;
+// the host's refusal (std::bad_alloc, std::length_error) becomes a Failure
+// saying what tilec tried to allocate.
+template <typename Allocate>
+decltype(auto) host_allocation(std::uint64_t bytes, std::string_view what, Allocate&& allocate) {
+  try {
+    return allocate();
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  throw_failure("host memory", "cannot allocate {} bytes for {}", grouped(static_cast<std::int64_t>(bytes)), what);
 }
 
 // For broken internal invariants: these are tilec bugs, reported as failures

@@ -49,6 +49,19 @@ CaseReport passing_case() {
   report.peak_tile_bytes = 252944;
   report.package_bytes = 150000;
   report.out_of_tolerance = 0;
+  report.nan_mismatches = 0;
+  report.infinity_mismatches = 0;
+  report.absolute_tolerance = 0.03;
+  report.relative_tolerance = 0.05;
+  report.maximum_relative_error = 0.0215;
+  report.exact_absolute_error = 0.1712;
+  report.exact_relative_error = 4.03;
+  report.precision_absolute_error = 0.1717;
+  report.precision_relative_error = 4.05;
+  report.exact_reference_seconds = 5.2;
+  report.key = CaseKey{"xxh64:0000000000000001", "xxh64:0000000000000002", "target ipu21", "0.1.0",
+                       "xxh64:0000000000000003"};
+  report.outputs_digest = "xxh64:0000000000000004";
   report.compile_seconds = 0.92;
   report.simulate_seconds = 17.66;
   report.reference_seconds = 1.1;
@@ -106,6 +119,9 @@ TEST(CaseReport, ReadsBackWhatItWrites) {
   EXPECT_EQ(again.stages.size(), 3u);
   EXPECT_NEAR(again.stages[1].second, 1.23, 1e-9);
   EXPECT_DOUBLE_EQ(again.wall_seconds, 12.346);  // written to the millisecond
+  EXPECT_EQ(again.key, original.key);
+  EXPECT_EQ(again.exact_relative_error, 4.03);
+  EXPECT_EQ(again.absolute_tolerance, 0.03);
 }
 
 TEST(CaseReport, ReadsTheReferenceSweep) {
@@ -159,8 +175,8 @@ TEST(CaseReport, MarkdownHasARowPerCaseAndTheDiagnostics) {
   const std::string text = report_markdown({passing_case(), rejected}, "sweep");
   EXPECT_THAT(text, HasSubstr("# sweep\n"));
   EXPECT_THAT(text, HasSubstr("| [fp8-b4-n1-256k](fp8-b4-n1-256k/profile.html) | pass | 282,876 | 54.3% | 0.003906 | "
-                              "252,944 | 0.92 | 17.66 | 12.3 |\n"));
-  EXPECT_THAT(text, HasSubstr("| fp8-b1-n1-64k | planner-rejected | - | - | - | - | - | - | 0.0 |\n"));
+                              "0.0215 | 0.1712 | 0.1717 | 252,944 | 0.92 | 17.66 | 12.3 |\n"));
+  EXPECT_THAT(text, HasSubstr("| fp8-b1-n1-64k | planner-rejected | - | - | - | - | - | - | - | - | - | 0.0 |\n"));
   EXPECT_THAT(text, HasSubstr("## fp8-b1-n1-64k (planner-rejected)\n\n```\nconstruct_mid: close time.wall=1.00s "
                               "time.busy=1.00s\ncompile: no plan fits\n```\n"));
 }

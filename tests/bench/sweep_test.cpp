@@ -1,8 +1,10 @@
 // Sweeps of a tiny grid on a 16-tile chip: the folder's files, resuming,
 // parallel cases, progress lines.
 #include "bench/sweep.h"
+#include "graph/npy.h"
 #include "support/error.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -108,6 +110,11 @@ TEST(Sweep, PassingCasesGetAProfilePage) {
   EXPECT_EQ(read_report_file(out + "/report.json")[0].profile, "fp8-b1-n1-default/profile.html");
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
 TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
   const std::string out = fresh_directory("resume");
   SweepOptions options = tiny_sweep(out);
@@ -117,20 +124,22 @@ TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
   options.budgets_kib = {0};
   const SweepResult first = run_sweep(options);
   ASSERT_EQ(first.ran, 1);
-  // Mark the finished case so that a rerun would be seen.
-  CaseReport marked = first.cases[0];
-  marked.wall_seconds = 12345;
-  write_text_atomically(out + "/fp8-b1-n1-default/case.json", case_json(marked).dump());
+  const std::string record = file_text(out + "/fp8-b1-n1-default/case.json");
+  ASSERT_TRUE(first.cases[0].key);
+  EXPECT_FALSE(first.cases[0].key->package.empty());
+  EXPECT_FALSE(first.cases[0].outputs_digest.empty());
+  EXPECT_TRUE(fs::exists(out + "/fp8-b1-n1-default/outputs/y.npy"));
 
   options = tiny_sweep(out);
   const SweepResult resumed = run_sweep(options);
   EXPECT_EQ(resumed.kept, 1);
   EXPECT_EQ(resumed.ran, 3);
   ASSERT_EQ(names_of(resumed.cases), kTinyGrid);
-  EXPECT_EQ(resumed.cases[0].wall_seconds, 12345);
-  EXPECT_EQ(read_report_file(out + "/report.json")[0].wall_seconds, 12345);
+  EXPECT_EQ(case_json(resumed.cases[0]), case_json(first.cases[0]));
+  EXPECT_EQ(file_text(out + "/fp8-b1-n1-default/case.json"), record);
+  EXPECT_EQ(case_json(read_report_file(out + "/report.json")[0]), case_json(first.cases[0]));
 
-  // Everything finished: nothing runs again.
+  // Everything finished: nothing runs again, planner rejections included.
   const SweepResult again = run_sweep(options);
   EXPECT_EQ(again.kept, 4);
   EXPECT_EQ(again.ran, 0);
@@ -140,7 +149,45 @@ TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
   options.force = true;
   const SweepResult forced = run_sweep(options);
   EXPECT_EQ(forced.ran, 4);
-  EXPECT_NE(forced.cases[0].wall_seconds, 12345);
+  EXPECT_EQ(forced.kept, 0);
+}
+
+// A hand-edited record, outputs that are not the ones reported, and a
+// record made under other options are all run again.
+TEST(Sweep, ResumesOnlyWhatTheKeyAndTheDigestsVouchFor) {
+  const std::string out = fresh_directory("edited");
+  SweepOptions options = tiny_sweep(out);
+  options.budgets_kib = {0};
+  const SweepResult first = run_sweep(options);
+  ASSERT_EQ(first.ran, 2);
+  const std::string b1 = out + "/fp8-b1-n1-default", b2 = out + "/fp8-b2-n1-default";
+  // Fewer cycles, written by hand into the record.
+  std::string record = file_text(b1 + "/case.json");
+  const std::string cycles = fmt::format("\"cycles\": {}", *first.cases[0].cycles);
+  ASSERT_NE(record.find(cycles), std::string::npos);
+  record.replace(record.find(cycles), cycles.size(), "\"cycles\": 1");
+  std::ofstream(b1 + "/case.json") << record;
+  // Other outputs under an intact record.
+  graph::Tensor y = graph::read_npy_as_stored(b2 + "/outputs/y.npy");
+  y.bytes[0] ^= 1;
+  graph::write_npy(b2 + "/outputs/y.npy", y);
+  std::vector<std::string> lines;
+  options.progress = [&](const std::string& line) { lines.push_back(line); };
+  const SweepResult second = run_sweep(options);
+  EXPECT_EQ(second.kept, 0);
+  EXPECT_EQ(second.ran, 2);
+  EXPECT_EQ(second.cases[0].cycles, first.cases[0].cycles);
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("was changed after it was written")));
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("its stored outputs are not those it reported")));
+
+  // A record that another cycle limit produced (same workload and target).
+  options.max_cycles = 1'000'000;
+  lines.clear();
+  const SweepResult third = run_sweep(options);
+  EXPECT_EQ(third.kept, 0);
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("found a case made by another graph, data, options, tilec or "
+                                                   "package: running again")));
+  EXPECT_EQ(run_sweep(options).kept, 2);
 }
 
 TEST(Sweep, RunsAgainCasesOfAnotherSweepOrHalfWritten) {
@@ -151,18 +198,16 @@ TEST(Sweep, RunsAgainCasesOfAnotherSweepOrHalfWritten) {
   // Same names, other target: not the same case.
   CaseReport other = read_report_file(out + "/report.json")[0];
   other.target = "ipu21:32";
-  other.wall_seconds = 12345;
-  write_text_atomically(out + "/fp8-b1-n1-default/case.json", case_json(other).dump());
+  write_text_atomically(out + "/fp8-b1-n1-default/case.json", sealed_case_text(other));
   // A file cut short.
   std::ofstream(out + "/fp8-b1-n1-4k/case.json") << "{\"case\": \"fp8-b1";
   std::vector<std::string> lines;
   options.progress = [&](const std::string& line) { lines.push_back(line); };
   const SweepResult result = run_sweep(options);
   EXPECT_EQ(result.ran, 2);
-  EXPECT_NE(result.cases[0].wall_seconds, 12345);
   EXPECT_EQ(result.cases[0].target, "ipu21:16");
   EXPECT_THAT(lines, ::testing::Contains(HasSubstr("found a case of mlp 40x32x64 on ipu21:32: running again")));
-  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("unreadable earlier result")));
+  EXPECT_THAT(lines, ::testing::Contains(HasSubstr("unusable earlier result")));
 }
 
 TEST(Sweep, ParallelCasesGiveTheSameFigures) {

@@ -34,12 +34,54 @@ TEST(Verify, ElementsWithinTheAbsoluteAndRelativeToleranceVote) {
   EXPECT_EQ(outside.worst, "y[1,1]: device 9.4 reference 10");
 }
 
-TEST(Verify, NotANumberIsNeverWithinTolerance) {
-  const graph::TensorMap reference{{"y", f32_tensor({2}, {1.0f, 2.0f})}};
-  const Comparison comparison = compare_outputs({{"y", f32_tensor({2}, {NAN, 2.0f})}}, reference);
-  EXPECT_EQ(comparison.out_of_tolerance, 1);
+TEST(Verify, ANaNAgainstANumberIsOutOfTolerance) {
+  const graph::TensorMap reference{{"y", f32_tensor({3}, {1.0f, 2.0f, NAN})}};
+  const Comparison comparison = compare_outputs({{"y", f32_tensor({3}, {NAN, 2.0f, 3.0f})}}, reference);
+  EXPECT_EQ(comparison.out_of_tolerance, 2);
+  EXPECT_EQ(comparison.nan_mismatches, 2);
+  EXPECT_EQ(comparison.infinity_mismatches, 0);
   EXPECT_FALSE(comparison.maximum_absolute_error.has_value());
   EXPECT_THAT(comparison.worst, HasSubstr("y[0]: device nan"));
+}
+
+// Where the reference is NaN a NaN agrees, and the same infinity where it is
+// infinite; an infinity against anything else is out, however wide the
+// tolerance of an infinite reference would be.
+TEST(Verify, NaNAgreesWithNaNAndAnInfinityWithItself) {
+  const graph::TensorMap reference{{"y", f32_tensor({4}, {NAN, INFINITY, -INFINITY, 5.0f})}};
+  const Comparison same = compare_outputs({{"y", f32_tensor({4}, {NAN, INFINITY, -INFINITY, 5.01f})}}, reference);
+  EXPECT_TRUE(same.passed());
+  EXPECT_NEAR(*same.maximum_absolute_error, 0.01, 1e-6);
+  const Comparison other = compare_outputs({{"y", f32_tensor({4}, {NAN, 1e30f, INFINITY, INFINITY})}}, reference);
+  EXPECT_EQ(other.out_of_tolerance, 3);
+  EXPECT_EQ(other.infinity_mismatches, 3);
+  EXPECT_EQ(other.nan_mismatches, 0);
+  EXPECT_FALSE(other.maximum_absolute_error.has_value());
+  EXPECT_EQ(other.worst, "y[1]: device 1e+30 reference inf");
+}
+
+TEST(Verify, TheRuleAndTheRelativeErrorFollowTheTolerances) {
+  const graph::TensorMap reference{{"y", f32_tensor({3}, {0.01f, 1.0f, -4.0f})}};
+  const graph::TensorMap device{{"y", f32_tensor({3}, {0.02f, 1.04f, -4.0f})}};
+  const Comparison workload = compare_outputs(device, reference);
+  EXPECT_TRUE(workload.passed());
+  // Relative errors where |reference| >= 0.03: y[1] (0.04), not y[0] (1.0).
+  EXPECT_NEAR(*workload.maximum_relative_error, 0.04, 1e-6);
+  const Comparison strict = compare_outputs(device, reference, ToleranceRule{0.001, 0.01});
+  EXPECT_EQ(strict.out_of_tolerance, 2);
+  EXPECT_EQ(strict.worst, "y[1]: device 1.04 reference 1");
+  const Comparison relative_only = compare_outputs(device, reference, ToleranceRule{0, 0.05});
+  EXPECT_EQ(relative_only.out_of_tolerance, 1);  // y[0], twice its reference
+  EXPECT_NEAR(*relative_only.maximum_relative_error, 1.0, 1e-6);
+}
+
+TEST(Verify, ErrorAgainstTheExactReference) {
+  const graph::TensorMap values{{"y", f32_tensor({4}, {0.5f, -2.0f, 0.006f, NAN})}};
+  const graph::ExactOutputs exact{{"y", {0.25, -2.5, 0.002, 1.0}}};
+  const ExactError error = exact_error(values, exact, 0.03);
+  EXPECT_DOUBLE_EQ(error.absolute, 0.5);  // y[1]; the NaN is left out
+  EXPECT_DOUBLE_EQ(error.relative, 1.0);  // y[0]; y[2] is below the floor
+  EXPECT_NEAR(exact_error(values, exact, 0).relative, 2.0, 1e-6);  // y[2] counts without a floor
 }
 
 TEST(Verify, MissingOrMistypedOutputsAreBadInput) {

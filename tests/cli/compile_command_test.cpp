@@ -90,6 +90,20 @@ TEST(CompileCommand, BadInputIsOneLine) {
   EXPECT_THAT(missing.err, StartsWith("tilec: error: /nonexistent/g.json"));
 }
 
+// The device has no OCP FP8 arithmetic: such a graph is refused before any
+// work, by compile and by run alike.
+TEST(CompileCommand, OcpFp8GraphsAreRefused) {
+  const std::string dir = fresh_directory("compile_ocp");
+  write_file(dir + "/e4m3.json", R"({"format": "tilec-graph", "version": 1,
+    "inputs": [{"name": "x", "type": "e4m3", "shape": [1, 16, 32]}],
+    "parameters": [{"name": "W", "type": "e4m3", "shape": [32, 32]}],
+    "ops": [{"op": "gemm", "name": "g", "a": "x", "b": "W", "type": "f32"}],
+    "outputs": [{"name": "y", "value": "g"}]})");
+  const std::string refusal = "tensor 'x': is e4m3, which the device cannot compute: its FP8 types are f143 and f152";
+  expect_one_line_error(run_tilec("compile " + dir + "/e4m3.json --target ipu21:16"), 2, refusal);
+  expect_one_line_error(run_tilec("run " + dir + "/e4m3.json --seed 1 --target ipu21:16"), 2, refusal);
+}
+
 }  // namespace
 }  // namespace tilec::cli_testing
 

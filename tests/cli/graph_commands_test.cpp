@@ -72,6 +72,19 @@ TEST(GraphCheck, MissingFile) {
   expect_one_line_error(run_tilec("graph check " + path), path + ": cannot open the graph file");
 }
 
+TEST(GraphCheck, AFolderIsNotAGraphFile) {
+  const std::string path = fresh_directory("graph_folder");
+  expect_one_line_error(run_tilec("graph check " + path), path + ": is a folder, not a graph file");
+}
+
+// The default attention scale is 1/sqrt of a head's width, D / heads.
+TEST(GraphShow, AttentionNotesItsHeadsAndTheScaleTheyImply) {
+  const TilecRun run = run_tilec("graph show " + std::string(TILEC_SOURCE_DIR) + "/examples/encoder_block.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // q is [4, 64, 256] in 4 heads: 1/sqrt(64).
+  EXPECT_THAT(run.out, HasSubstr(" 4 heads, scale 1/sqrt(64)\n"));
+}
+
 TEST(GraphShow, ListsTheWorkloadWithMacsAndBytes) {
   const TilecRun run = run_tilec("graph show --workload siglip-mlp --fp8-scale -7");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -125,7 +138,7 @@ TEST(GraphShow, TheVisionTower) {
   EXPECT_THAT(run.out, HasSubstr("\n  patches           patchify   image "));
   EXPECT_THAT(run.out, HasSubstr(" x27 (1 carried, 16 sequence, 0 invariant)\n"));
   EXPECT_THAT(run.out, HasSubstr("\n    attention       attention  q, k, v "));
-  EXPECT_THAT(run.out, HasSubstr("scale 0.11785114, 16 heads\n"));
+  EXPECT_THAT(run.out, HasSubstr("16 heads, scale 0.11785114\n"));
   EXPECT_THAT(run.out, HasSubstr("\n  embedding         reshape    head_residual "));
   EXPECT_THAT(run.out, HasSubstr("\noutput: embedding = embedding f16[1,1152]\n"));
   EXPECT_THAT(run.out, HasSubstr("\ntotal: 335,173,224,960 MACs; inputs 884,736 bytes; parameters 856,"));
@@ -159,6 +172,14 @@ TEST(GraphShow, WorkloadFlagsThatDoNotApplyNameTheFlag) {
                         "--layers: applies to --workload only");
   expect_one_line_error(run_tilec("graph show " + graph_file("no_head", kGood) + " --no-head"),
                         "--no-head: applies to --workload only");
+}
+
+// Built-in workloads obey the 2^40-element limit of graph files.
+TEST(GraphShow, HugeWorkloadFlagsAreBadInput) {
+  expect_one_line_error(run_tilec("graph show --workload siglip-mlp --batch 99999999999"),
+                        "workload: x has shape [99999999999,729,1152]: more than 2^40 elements");
+  expect_one_line_error(run_tilec("compile --workload mlp --width 1000000000 --hidden 4304"),
+                        "workload: W1 has shape [1,1000000000,4304]: more than 2^40 elements");
 }
 
 TEST(GraphWorkloads, ListsTheBuiltInWorkloads) {

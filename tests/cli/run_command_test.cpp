@@ -3,6 +3,8 @@
 #include "graph/json_format.h"
 #include "graph/npy.h"
 #include "graph/workloads.h"
+#include "package/package_file.h"
+#include "support/number_text.h"
 #include "tilec_process.h"
 
 #include <gmock/gmock.h>
@@ -109,6 +111,41 @@ TEST(RunCommand, RunsAPackageOnNpyData) {
   EXPECT_EQ(a["estimatedCycles"], b["estimatedCycles"]);  // from the package's compile info
 }
 
+// The case a package runs is the one it was compiled for: its budget comes
+// from the package.
+TEST(RunCommand, APackageIsReportedWithItsOwnBudget) {
+  const std::string dir = fresh_directory("run_package_budget");
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 --budget-kib 16 -o " + dir + "/16k.tpk").exit_code, 0);
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 -o " + dir + "/default.tpk").exit_code, 0);
+  const TilecRun small = run_tilec("run " + kSmallMlp + " --package " + dir + "/16k.tpk --json");
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  const nlohmann::json report = nlohmann::json::parse(small.out);
+  EXPECT_EQ(report["case"], "fp8-b1-n1-16k");
+  EXPECT_EQ(report["budget_kib"], 16);
+  const TilecRun whole = run_tilec("run " + kSmallMlp + " --package " + dir + "/default.tpk --json");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["case"], "fp8-b1-n1-default");
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["budget_kib"], 0);
+}
+
+// A NaN in x makes NaNs in its row of y, on the device and in the
+// reference alike: they agree.
+TEST(RunCommand, NaNWhereTheReferenceHasNaNAgrees) {
+  const std::string dir = graph_with_data("run_nan");
+  graph::Tensor x = graph::read_npy_as_stored(dir + "/x.npy");
+  std::vector<float> values = x.to_floats();
+  values[5] = NAN;
+  graph::write_npy(dir + "/x.npy", graph::Tensor::from_floats(x.type, values));
+  const TilecRun run = run_tilec("run " + dir + "/graph.json --inputs " + dir + " --target ipu21:16 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["status"], "pass");
+  EXPECT_EQ(report["outOfTolerance"], 0);
+  EXPECT_EQ(report["nanMismatches"], 0);
+  EXPECT_EQ(report["infinityMismatches"], 0);
+  EXPECT_TRUE(report["maximumAbsoluteError"].is_number());
+}
+
 TEST(RunCommand, WrongNumbersExitOne) {
   // The package computes gelu(x W1) W2; the graph says gelu(x W2) W1.
   const std::string dir = graph_with_data("run_wrong", true);
@@ -123,6 +160,70 @@ TEST(RunCommand, WrongNumbersExitOne) {
   EXPECT_EQ(report["status"], "failed");
   EXPECT_EQ(report["returncode"], 1);
   EXPECT_GT(report["outOfTolerance"].get<int>(), 0);
+}
+
+// The workload's rule is blind where |y| < 0.03: a package computing other
+// numbers passes on small data. --atol and --rtol set a rule that sees it.
+TEST(RunCommand, AtolAndRtolSetThePassRule) {
+  const std::string dir = graph_with_data("run_tolerance", true);
+  graph::Tensor x = graph::read_npy_as_stored(dir + "/x.npy");
+  std::vector<float> values = x.to_floats();
+  for (float& value : values) value /= 64;
+  graph::write_npy(dir + "/x.npy", graph::Tensor::from_floats(x.type, values));
+  write_file(dir + "/original.json", square_mlp(false));
+  ASSERT_EQ(run_tilec("compile " + dir + "/original.json --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
+  const std::string run = "run " + dir + "/graph.json --inputs " + dir + " --package " + dir + "/model.tpk --json";
+  const TilecRun blind = run_tilec(run);
+  ASSERT_EQ(blind.exit_code, 0) << blind.err;
+  const nlohmann::json passed = nlohmann::json::parse(blind.out);
+  EXPECT_EQ(passed["absoluteTolerance"], 0.03);
+  EXPECT_EQ(passed["relativeTolerance"], 0.05);
+  EXPECT_GT(passed["maximumAbsoluteError"].get<double>(), 0.001);
+  const TilecRun strict = run_tilec(run + " --atol 0.001 --rtol 0.05");
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_THAT(strict.err, HasSubstr("out of tolerance (|device - reference| > 0.001 + 0.05 x |reference|)"));
+  const nlohmann::json failed = nlohmann::json::parse(strict.out);
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_EQ(failed["absoluteTolerance"], 0.001);
+  expect_one_line(run_tilec(run + " --rtol -1"), 2, "--rtol: must be a number >= 0, not -1\n");
+}
+
+// Errors against the exact (FP64, unrounded) reference: the device's, and
+// the reference's own, which is what the graph's precision costs. An FP8
+// graph loses far more to its types than the device adds to them.
+TEST(RunCommand, ErrorsAgainstExactValues) {
+  const TilecRun fp8 = run_tilec("run " + kSmallMlp + " --target ipu21:16 --json");
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+  const nlohmann::json report = nlohmann::json::parse(fp8.out);
+  const double device = report["exactAbsoluteError"], precision = report["precisionAbsoluteError"];
+  EXPECT_GT(precision, 10 * report["maximumAbsoluteError"].get<double>());
+  // |device - exact| <= |device - reference| + |reference - exact|.
+  EXPECT_LE(device, report["maximumAbsoluteError"].get<double>() + precision);
+  EXPECT_GT(report["exactRelativeError"].get<double>(), 0);
+  EXPECT_GT(report["maximumRelativeError"].get<double>(), 0);
+  const TilecRun fp32 = run_tilec("run " + kSmallMlp + " --precision fp32 --target ipu21:16 --json");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  EXPECT_LT(nlohmann::json::parse(fp32.out)["precisionAbsoluteError"].get<double>(), 1e-5);
+}
+
+// Progress goes to stderr on a terminal, or with --progress: each stage
+// with the elapsed time, then the cycles simulated.
+TEST(RunCommand, ProgressShowsStagesTimeAndCycles) {
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --json --progress");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::uint64_t cycles = nlohmann::json::parse(run.out)["cycles"];
+  EXPECT_THAT(run.err, StartsWith("tilec: compile: compile_runtime (0."));
+  EXPECT_THAT(run.err, HasSubstr("\ntilec: compile: construct_mid ("));
+  EXPECT_THAT(run.err, ::testing::MatchesRegex(
+                           "(.|\n)*\ntilec: simulate \\([0-9.]+ s\\), " + grouped(static_cast<std::int64_t>(cycles)) +
+                           " cycles\n(.|\n)*"));
+  EXPECT_THAT(run.err, HasSubstr("\ntilec: check: reference ("));
+  // Not asked for, and stderr is a file: nothing.
+  EXPECT_EQ(run_tilec("run " + kSmallMlp + " --target ipu21:16").err, "");
+  const TilecRun compile = run_tilec("compile " + kSmallMlp + " --target ipu21:16 --progress");
+  ASSERT_EQ(compile.exit_code, 0) << compile.err;
+  EXPECT_THAT(compile.err, HasSubstr("tilec: compile: build_tile_images ("));
+  EXPECT_THAT(compile.out, StartsWith("compiled "));
 }
 
 TEST(RunCommand, NoFittingPlanExitsOneWithItsReport) {
@@ -146,6 +247,42 @@ TEST(RunCommand, CorruptedPackageExitsTwo) {
   EXPECT_EQ(run.out, "");
   expect_one_line(run_tilec("run " + kSmallMlp + " --package " + dir + "/none.tpk"), 2,
                   dir + "/none.tpk: cannot open");
+}
+
+// A package is checked against the graph it runs: a host input relabelled
+// a parameter and copied to a second tile (stored twice, counted as
+// weights) is refused, as is a binding of another type.
+TEST(RunCommand, APackageMustBindTheGraphsTensorsAsTheGraphDoes) {
+  const std::string dir = fresh_directory("run_relabelled");
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 -o " + dir + "/model.tpk").exit_code, 0);
+  const package::Package compiled = package::read_package(dir + "/model.tpk");
+  package::Package relabelled = compiled;
+  for (package::Binding& binding : relabelled.bindings)
+    if (binding.name == "x") {
+      binding.role = package::BindingRole::Parameter;
+      package::Piece copy = binding.pieces.front();
+      copy.tile = 15;  // the plan leaves tile 15 without work
+      binding.pieces.push_back(copy);
+    }
+  package::write_package(relabelled, dir + "/relabelled.tpk");
+  expect_one_line(run_tilec("run " + kSmallMlp + " --package " + dir + "/relabelled.tpk"), 2,
+                  "binding 'x': is bound as parameter, but it is the graph's input\n");
+  package::Package retyped = compiled;
+  for (package::Binding& binding : retyped.bindings)
+    if (binding.name == "W1") binding.type.storage.scale = -8;
+  package::write_package(retyped, dir + "/retyped.tpk");
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --package " + dir + "/retyped.tpk");
+  expect_one_line(run, 2, "binding 'W1': is f143(s=-8)[32,64], but the graph's parameter is f143(s=-9)[32,64]\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(RunCommand, MaxCyclesFaultsALongRunNamingItsPlace) {
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --max-cycles 1000 --json");
+  expect_one_line(run, 1, "tile ");
+  EXPECT_THAT(run.err, HasSubstr("cycle limit: the run reached cycle "));
+  EXPECT_THAT(run.err, HasSubstr(" without halting (the limit is 1000 cycles, --max-cycles)\n"));
+  EXPECT_EQ(nlohmann::json::parse(run.out)["status"], "fault");
+  EXPECT_EQ(run_tilec("run " + kSmallMlp + " --target ipu21:16 --max-cycles 1000000").exit_code, 0);
 }
 
 TEST(RunCommand, MissingInputFileExitsTwo) {

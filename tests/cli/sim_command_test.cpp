@@ -101,5 +101,27 @@ TEST(SimCommand, FaultsAndBadArgumentsAreOneLineErrors) {
   for (const auto& path : {file, inputs}) std::filesystem::remove_all(path);
 }
 
+// The watchdog restarts at every sync: only the run's cycle limit stops a
+// program that syncs forever.
+TEST(SimCommand, MaxCyclesStopsAProgramThatSyncsForever) {
+  Code code;
+  int top = code.label();
+  code.bind(top);
+  code.main(Opcode::Sync);
+  code.branch(ins(Opcode::Br, {0}), 0, top);
+  const auto file = scratch("forever.tpk");
+  package::write_package(package_of(1, image(code)), file.string());
+  CommandResult run = run_tilec(fmt::format("sim {} --max-cycles 5000", file.string()));
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.output.rfind("tilec: error: tile 0, supervisor, pc 0x4c008 (br .-1): cycle limit: the run reached "
+                             "cycle ",
+                             0),
+            0u)
+      << run.output;
+  EXPECT_NE(run.output.find(" without halting (the limit is 5000 cycles, --max-cycles)\n"), std::string::npos)
+      << run.output;
+  std::filesystem::remove_all(file);
+}
+
 }  // namespace
 }  // namespace tilec::sim

@@ -8,6 +8,7 @@
 #include "sim/device.h"
 #include "support/error.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -181,6 +182,58 @@ TEST(Compile, ABudgetBelowTheDataNamesThePeakTheTileAndTheBudget) {
     EXPECT_NE(message.find("on tile"), std::string::npos) << message;
     EXPECT_NE(message.find("KiB"), std::string::npos) << message;  // what filled it
     EXPECT_EQ(message.find('\n'), std::string::npos);
+  }
+}
+
+
+// A group can be wider than its work: the plan says how many tiles hold
+// some, and they are the tiles the simulator sees load, send or receive.
+TEST(Compile, ThePlanSaysHowManyTilesHoldWork) {
+  for (std::uint32_t tiles : {16u, 64u}) {
+    graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
+    const CompileOptions options = on_tiles(tiles);
+    CompileResult compiled = compile(graph, options);
+    sim::Device device(compiled.package, options.machine);
+    for (const auto& [name, tensor] : graph::generate_data(graph, 0)) device.write(name, tensor);
+    const sim::RunResult run = device.run();
+    std::int64_t working = 0;
+    for (const sim::TileStats& tile : run.tiles)
+      if (tile.bytes_loaded > 0 || tile.bytes_sent > 0 || tile.bytes_received > 0) ++working;
+    EXPECT_NE(compiled.plan.find(fmt::format(" tiles ({} hold work), ", working)), std::string::npos)
+        << compiled.plan << " on " << tiles << " tiles";
+  }
+}
+
+// The device computes FP8 as F143 or F152 only: an OCP tensor anywhere
+// (an input, a weight, a cast's result inside a repeat) is refused.
+TEST(Compile, OcpFp8TensorsAreRefusedNamingTheTensor) {
+  const StorageType f32{ElementType::F32, 0};
+  struct Case {
+    const char* tensor;
+    ElementType x, w, cast;
+  };
+  for (const Case& c : {Case{"x", ElementType::E4M3, ElementType::F143, ElementType::F143},
+                        Case{"W", ElementType::F143, ElementType::E5M2, ElementType::F143},
+                        Case{"narrow", ElementType::F143, ElementType::F143, ElementType::E4M3}}) {
+    graph::GraphBuilder b;
+    graph::ValueId x = b.input("x", {{16, 32}, {c.x, 0}});
+    graph::ValueId w = b.parameter("W", {{1, 32, 32}, {c.w, 0}});
+    std::vector<graph::ValueId> y = b.repeat("blocks", 1, {.carried = {x}, .sequence = {w}},
+                                             [&](graph::GraphBuilder& body, const std::vector<graph::ValueId>& in) {
+                                               graph::ValueId h = body.gemm("g", in[0], in[1], f32);
+                                               h = body.cast("narrow", h, {c.cast, 0});
+                                               return std::vector<graph::ValueId>{body.cast("back", h, {c.x, 0})};
+                                             });
+    b.output("y", y[0]);
+    try {
+      compile(b.finish(), on_tiles(16));
+      ADD_FAILURE() << c.tensor << " is OCP FP8";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.exit_code(), 2);
+      EXPECT_NE(std::string(error.what()).find(fmt::format("tensor '{}': is e", c.tensor)), std::string::npos)
+          << error.what();
+      EXPECT_NE(std::string(error.what()).find("its FP8 types are f143 and f152"), std::string::npos);
+    }
   }
 }
 

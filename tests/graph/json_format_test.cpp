@@ -160,6 +160,8 @@ TEST(JsonFormat, SyntaxErrorsGiveLineAndColumn) {
             "model.json:1:1: syntax error while parsing value - unexpected end of input; expected "
             "'[', '{', or a literal");
   EXPECT_THAT(read_error("{\"a\": [1, 2,\n\n   ]}"), ::testing::StartsWith("model.json:3:4: "));
+  // Found by fuzzing: a number beyond a double's range was an internal error.
+  EXPECT_EQ(read_error("{\"format\": 1e30816}"), "model.json: number overflow parsing '1e30816'");
 }
 
 TEST(JsonFormat, StructureErrors) {

@@ -1,6 +1,8 @@
 // The workload data generator: fixed numbers, Gaussian statistics and
 // independent streams.
 #include "graph/random.h"
+#include "graph/tensor.h"
+#include "support/error.h"
 
 #include "support/parallel.h"
 
@@ -166,6 +168,23 @@ TEST(Random, PortableLogAgreesWithTheCLibrary) {
   }
   EXPECT_NEAR(portable_log(std::nextafter(1.0, 0.0)), -0x1p-53, 0x1p-105);
   EXPECT_NEAR(portable_log(0x1p-1022), -1022 * std::log(2.0), 1e-12);
+}
+
+// More than any host can hold: a one-line failure saying what was asked for.
+TEST(HostMemory, AnAllocationTheHostCannotMakeSaysWhatItWasFor) {
+  auto failure = [](auto&& allocate) -> std::string {
+    try {
+      allocate();
+    } catch (const Error& error) {
+      EXPECT_EQ(error.exit_code(), 1);
+      return error.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(failure([] { gaussian(0, "x", std::size_t{1} << 60, 1.0f); }),
+            "host memory: cannot allocate 4,611,686,018,427,387,904 bytes for 1,152,921,504,606,846,976 samples of 'x'");
+  EXPECT_EQ(failure([] { Tensor::zeros({{1 << 30, 1 << 30}, {ElementType::F32, 0}}); }),
+            "host memory: cannot allocate 4,611,686,018,427,387,904 bytes for a f32[1073741824,1073741824] tensor");
 }
 
 }  // namespace

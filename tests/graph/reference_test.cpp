@@ -398,6 +398,55 @@ TEST(Reference, PositionAddAndBroadcastQueryAttention) {
   }
 }
 
+// The exact reference rounds nothing: a cast passes its value through, and
+// each result is the FP64 value of the formula.
+TEST(ExactReference, RoundsNothing) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{1, 3}, kF32});
+  ValueId w = b.parameter("w", {{3, 1}, kF32});
+  ValueId sum = b.gemm("sum", x, w, kF16);
+  b.output("narrow", b.cast("narrow", sum, {ElementType::F143, -4}));
+  b.output("act", b.gelu("act", sum, GeluApproximation::Erf, kF16));
+  const TensorMap tensors{{"x", tensor({1, 3}, {0.1f, 0.2f, 0.3f})}, {"w", tensor({3, 1}, {1, 1, 1})}};
+  const Graph graph = b.finish();
+  const ExactOutputs exact = run_exact_reference(graph, tensors);
+  const double total = (double{0.1f} + double{0.2f}) + double{0.3f};
+  EXPECT_EQ(exact.at("narrow"), std::vector<double>{total});
+  EXPECT_EQ(exact.at("act"), std::vector<double>{0.5 * total * (1.0 + std::erf(total * 0.7071067811865476))});
+  // The rounded reference stores each result in its type.
+  const ReferenceResult rounded = run_reference(graph, tensors);
+  EXPECT_EQ(rounded.outputs.at("narrow").at(0), round_to_storage(round_to_half(0.6f), {ElementType::F143, -4}));
+  EXPECT_NE(static_cast<double>(rounded.outputs.at("narrow").at(0)), total);
+}
+
+// Every op and repeats run in FP64 too: on FP32 graphs the two references
+// differ only by FP32's rounding.
+TEST(ExactReference, AgreesWithTheReferenceOnFp32Graphs) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {{2, 4, 8}, kF32});
+  ValueId gamma = b.parameter("gamma", {{8}, kF32});
+  ValueId beta = b.parameter("beta", {{8}, kF32});
+  ValueId w = b.parameter("W", {{2, 8, 8}, kF32});
+  ValueId h = b.layernorm("ln", x, gamma, beta, 1e-5f, kF32);
+  h = b.softmax("sm", h, -1, kF32);
+  h = b.attention("att", h, h, h, 0.0f, kF32, 2);
+  h = b.repeat("blocks", 2, {.carried = {h}, .sequence = {w}},
+               [&](GraphBuilder& body, const std::vector<ValueId>& args) {
+                 return std::vector<ValueId>{body.gelu("g", body.gemm("mm", args[0], args[1], kF32))};
+               })
+          .front();
+  b.output("y", h);
+  const Graph graph = b.finish();
+  const TensorMap data = generate_data(graph, 3);
+  const std::vector<float> rounded = run_reference(graph, data).outputs.at("y").to_floats();
+  const std::vector<double> exact = run_exact_reference(graph, data).at("y");
+  ASSERT_EQ(exact.size(), rounded.size());
+  double largest = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) largest = std::max(largest, std::fabs(exact[i] - rounded[i]));
+  EXPECT_GT(largest, 0.0);
+  EXPECT_LT(largest, 1e-5);
+}
+
 TEST(Reference, MissingOrMistypedTensorsAreBadInput) {
   Graph graph = three_blocks();
   const TensorMap tensors{{"x", tensor({2, 3}, std::vector<float>(6, 1.0f), kF16)},

@@ -175,6 +175,15 @@ TEST(Workloads, OptionErrors) {
   EXPECT_EQ(bad_input([] { build_workload("resnet", {}); }),
             "workload 'resnet': unknown workload (workloads: siglip-mlp, mlp, siglip-vit, vit, siglip-vit-layer, "
             "vit-layer)");
+  // The 2^40-element limit of graph files, before any data is generated.
+  EXPECT_EQ(bad_input([] { build_workload("siglip-mlp", {.batch = 99999999999}); }),
+            "workload: x has shape [99999999999,729,1152]: more than 2^40 elements");
+  EXPECT_EQ(bad_input([] { build_workload("mlp", {.width = 1'000'000'000, .hidden = 4304}); }),
+            "workload: W1 has shape [1,1000000000,4304]: more than 2^40 elements");
+  EXPECT_EQ(bad_input([] { build_workload("mlp", {.tokens = 1 << 20, .width = 16, .hidden = 1 << 21}); }),
+            "workload: the hidden activation has shape [1,1048576,2097152]: more than 2^40 elements");
+  EXPECT_EQ(bad_input([] { build_workload("siglip-mlp", {.blocks = 1 << 20}); }),
+            "workload: W1 has shape [1048576,1152,4304]: more than 2^40 elements");
   EXPECT_EQ(parse_precision("fp16"), Precision::Fp16);
   EXPECT_EQ(parse_precision("bf16"), std::nullopt);
   EXPECT_EQ(workloads().front().name, "siglip-mlp");

@@ -89,10 +89,12 @@ TEST(ProfileCommands, MissingOrBadFilesAreBadInput) {
                         "bad magic");
 }
 
-TEST(ProfileCommands, UnwritableOutputIsAFailure) {
+// Bad input, as for every command that writes a file, checked before the
+// profile is read.
+TEST(ProfileCommands, UnwritableOutputIsBadInput) {
   const std::string output = temp_path("no/such/dir/report.html");
-  expect_one_line_error(run_tilec("profile render " + profile_file() + " -o " + output, "unwritable"), 1,
-                        output + ": cannot write");
+  expect_one_line_error(run_tilec("profile render " + profile_file() + " -o " + output, "unwritable"), 2,
+                        "-o " + output + ": there is no folder '");
 }
 
 TEST(ProfileCommands, UsageErrorsExitTwo) {

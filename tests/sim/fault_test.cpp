@@ -136,12 +136,25 @@ TEST(FetchFaults, FetchFromInterleavedMemoryOutsideMemoryOrMisaligned) {
     code.main(Opcode::Jr, {1});
     return code;
   };
+  // What lies in interleaved memory is read and shown, though it cannot run.
   EXPECT_EQ(fault_of(jump_to(0x80000)),
-            "tile 0, supervisor, pc 0x80000: fetch from interleaved memory at 0x80000 (code runs from "
+            "tile 0, supervisor, pc 0x80000 (bundle 0x0000000000000000): fetch from interleaved memory at 0x80000 "
+            "(code runs from standard memory)");
+  Code halt_as_data(kInterleavedData + 0x100);
+  halt_as_data.main(Opcode::Halt);
+  EXPECT_EQ(fault_of(package_of(1, image(jump_to(halt_as_data.base()), {data_segment(".data", halt_as_data.base(),
+                                                                                     halt_as_data.bytes())}))),
+            "tile 0, supervisor, pc 0x80100 (halt): fetch from interleaved memory at 0x80100 (code runs from "
             "standard memory)");
-  EXPECT_EQ(fault_of(jump_to(0x40000)), "tile 0, supervisor, pc 0x40000: fetch from 0x40000, outside the tile's memory");
-  EXPECT_EQ(fault_of(jump_to(0xe8000)), "tile 0, supervisor, pc 0xe8000: fetch from 0xe8000, outside the tile's memory");
-  EXPECT_EQ(fault_of(jump_to(0x4c004)), "tile 0, supervisor, pc 0x4c004: misaligned pc 0x4c004 (bundles are 8-byte aligned)");
+  EXPECT_EQ(fault_of(jump_to(0x40000)),
+            "tile 0, supervisor, pc 0x40000 (no instruction could be read): fetch from 0x40000, outside the tile's "
+            "memory");
+  EXPECT_EQ(fault_of(jump_to(0xe8000)),
+            "tile 0, supervisor, pc 0xe8000 (no instruction could be read): fetch from 0xe8000, outside the tile's "
+            "memory");
+  EXPECT_EQ(fault_of(jump_to(0x4c004)),
+            "tile 0, supervisor, pc 0x4c004 (no instruction could be read): misaligned pc 0x4c004 (bundles are "
+            "8-byte aligned)");
 }
 
 // ---- contexts and control ----
@@ -209,6 +222,41 @@ TEST(ControlFaults, RunawayProgramTripsTheWatchdog) {
   EXPECT_EQ(fault_of(code, options),
             "tile 0, supervisor, pc 0x4c000 (br .+0): watchdog: cycle 1002 is more than 1000 cycles after the "
             "last sync released the tile (cycle 0) without a sync or halt");
+}
+
+// The watchdog restarts at every sync; the run's cycle limit does not.
+TEST(ControlFaults, AProgramThatSyncsForeverStopsAtTheCycleLimit) {
+  Code code;
+  int top = code.label();
+  code.bind(top);
+  code.main(Opcode::Sync);
+  code.branch(ins(Opcode::Br, {0}), 0, top);
+  SimOptions options;
+  options.max_cycles = 100'000;
+  // The sync that crosses the limit releases the tile past it: the branch
+  // after it is the first bundle refused.
+  const std::string fault = fault_of(code, options);
+  const std::string start = "tile 0, supervisor, pc 0x4c008 (br .-1): cycle limit: the run reached cycle ";
+  ASSERT_EQ(fault.rfind(start, 0), 0u) << fault;
+  EXPECT_GE(std::stoull(fault.substr(start.size())), options.max_cycles) << fault;
+  EXPECT_NE(fault.find(" without halting (the limit is 100000 cycles, --max-cycles)"), std::string::npos) << fault;
+}
+
+TEST(ControlFaults, TheCycleLimitIsTheFirstCycleNoBundleMayIssueIn) {
+  Code code;
+  code.main(Opcode::Rpti, {50, 1});
+  code.main(Opcode::Nop);
+  code.main(Opcode::Halt);
+  Device device(package_of(1, image(code)), ipu21_cut(1));
+  const std::uint64_t halt = device.run().cycles;  // the halt's issue cycle
+  SimOptions options;
+  options.max_cycles = halt + 1;
+  EXPECT_EQ(device.run(options).cycles, halt);
+  options.max_cycles = halt;
+  EXPECT_EQ(fault_of(package_of(1, image(code)), options),
+            fmt::format("tile 0, supervisor, pc 0x4c010 (halt): cycle limit: the run reached cycle {} without halting "
+                        "(the limit is {} cycles, --max-cycles)",
+                        halt, halt));
 }
 
 TEST(ControlFaults, WatchdogCountsFromTheLastSync) {
