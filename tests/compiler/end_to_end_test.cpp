@@ -2,6 +2,7 @@
 // element checked against the host reference.
 #include "compiler/compile.h"
 #include "compiler/kernel_plan.h"
+#include "end_to_end.h"
 #include "graph/builder.h"
 #include "graph/reference.h"
 #include "graph/workloads.h"
@@ -15,60 +16,6 @@
 
 namespace tilec::compiler {
 namespace {
-
-struct Outcome {
-  double max_error = 0;
-  std::int64_t bad = 0;
-  std::uint64_t cycles = 0;
-  std::uint32_t most_memory = 0;  // the simulator's largest per-tile use
-  CompileResult compiled;
-};
-
-Outcome compile_and_run(const graph::Graph& graph, CompileOptions options) {
-  Outcome outcome;
-  outcome.compiled = compile(graph, options);
-  // The data the workload chose its FP8 scales for (MlpOptions::seed).
-  graph::TensorMap data = graph::generate_data(graph, 0);
-  sim::Device device(outcome.compiled.package, options.machine);
-  for (const auto& [name, tensor] : data) device.write(name, tensor);
-  sim::RunResult run = device.run();
-  outcome.cycles = run.cycles;
-  for (const sim::TileStats& tile : run.tiles) outcome.most_memory = std::max(outcome.most_memory, tile.memory_bytes);
-  graph::ReferenceResult reference = graph::run_reference(graph, data);
-  for (const auto& [name, expected] : reference.outputs) {
-    graph::Tensor actual = device.read(name);
-    std::vector<float> want = expected.to_floats(), got = actual.to_floats();
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      double error = std::fabs(static_cast<double>(got[i]) - want[i]);
-      if (!(error <= 0.03 + 0.05 * std::fabs(want[i]))) ++outcome.bad;
-      if (!(error <= outcome.max_error)) outcome.max_error = std::isnan(error) ? INFINITY : error;
-    }
-  }
-  return outcome;
-}
-
-graph::MlpOptions small_mlp(graph::Precision precision) {
-  graph::MlpOptions options;
-  options.precision = precision;
-  options.tokens = 40;
-  options.width = 32;
-  options.hidden = 64;
-  return options;
-}
-
-CompileOptions on_tiles(std::uint32_t tiles) {
-  CompileOptions options;
-  options.machine = ipu21_cut(tiles);
-  return options;
-}
-
-void expect_matches(const graph::Graph& graph, const CompileOptions& options) {
-  Outcome outcome = compile_and_run(graph, options);
-  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
-  EXPECT_GT(outcome.cycles, 0u);
-  // The memory the simulator sees used is what the compiler planned, to the byte.
-  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
-}
 
 TEST(EndToEnd, SmallFp8MlpMatchesTheReference) {
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp8)), on_tiles(16));
@@ -409,143 +356,6 @@ TEST(EndToEnd, GeluAfterLayerNormIsApplied) {
 }
 
 
-// x -> (q, k, v projections) -> attention over segments of `segment` rows
-// -> output projection.
-graph::Graph attention_graph(ElementType type, std::int64_t batch, std::int64_t segment) {
-  const StorageType storage{type, 0};
-  graph::GraphBuilder b;
-  graph::ValueId x = b.input("x", {{batch, segment, 48}, storage});
-  graph::ValueId wq = b.parameter("Wq", {{48, 32}, storage});
-  graph::ValueId wk = b.parameter("Wk", {{48, 32}, storage});
-  graph::ValueId wv = b.parameter("Wv", {{48, 40}, storage});
-  graph::ValueId wo = b.parameter("Wo", {{40, 48}, storage});
-  graph::ValueId q = b.gemm("q", x, wq, storage);
-  graph::ValueId k = b.gemm("k", x, wk, storage);
-  graph::ValueId v = b.gemm("v", x, wv, storage);
-  graph::ValueId a = b.attention("attention", q, k, v, 0.0f, storage);
-  b.output("y", b.gemm("out", a, wo, storage));
-  return b.finish();
-}
-
-TEST(EndToEnd, AttentionMatchesTheReference) {
-  struct Case {
-    ElementType type;
-    std::int64_t batch, segment;
-  };
-  // Segments of whole panels, and of 13 rows (each padded to a panel).
-  for (Case c : {Case{ElementType::F16, 3, 32}, Case{ElementType::F32, 2, 32}, Case{ElementType::F16, 3, 13}}) {
-    Outcome outcome = compile_and_run(attention_graph(c.type, c.batch, c.segment), on_tiles(16));
-    EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
-    EXPECT_LT(outcome.max_error, c.type == ElementType::F32 ? 1e-4 : 2e-2) << outcome.compiled.plan;
-    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
-  }
-}
-
-// An attention step's tiles in the plan text: head parts, query parts and
-// key parts ("name Hh x Qq x Kk").
-struct AttentionParts {
-  int heads = 0, queries = 0, keys = 0;
-};
-AttentionParts attention_parts(const std::string& plan, const std::string& name) {
-  AttentionParts parts;
-  const std::size_t at = plan.find(name + " ");
-  if (at == std::string::npos) return parts;
-  std::sscanf(plan.c_str() + at + name.size() + 1, "%dh x %dq x %dk", &parts.heads, &parts.queries, &parts.keys);
-  return parts;
-}
-
-// A segment spreads over several tiles of its group: query blocks, key
-// blocks (their partials merged by their statistics) or both.
-TEST(EndToEnd, AttentionSpreadsOverTiles) {
-  Outcome outcome = compile_and_run(attention_graph(ElementType::F32, 2, 64), on_tiles(64));
-  const std::string& plan = outcome.compiled.plan;
-  const AttentionParts parts = attention_parts(plan, "attention");
-  EXPECT_GT(parts.queries * parts.keys, 1) << plan;
-  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
-  EXPECT_LT(outcome.max_error, 1e-4) << plan;
-  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
-}
-
-// Several heads: tiles take whole heads (several per tile where there are
-// more heads than tiles to share them; one each where there are more
-// tiles), computing only their heads' scores.
-TEST(EndToEnd, MultiHeadAttentionMatchesTheReference) {
-  const StorageType f32{ElementType::F32, 0};
-  struct Case {
-    std::int64_t heads;
-    std::uint32_t tiles;
-    bool more_tiles_than_heads;
-  };
-  for (Case c : {Case{4, 16, true}, Case{16, 16, false}, Case{2, 64, true}}) {
-    graph::GraphBuilder b;
-    graph::ValueId q = b.input("q", {{2, 32, 64}, f32});
-    graph::ValueId k = b.input("k", {{2, 32, 64}, f32});
-    graph::ValueId v = b.input("v", {{2, 32, 32}, f32});
-    b.output("y", b.attention("heads", q, k, v, 0.0f, f32, c.heads));
-    Outcome outcome = compile_and_run(b.finish(), on_tiles(c.tiles));
-    const std::string& plan = outcome.compiled.plan;
-    const AttentionParts parts = attention_parts(plan, "heads");
-    ASSERT_GT(parts.heads, 0) << plan;
-    EXPECT_EQ(c.heads % parts.heads, 0) << plan;
-    if (c.more_tiles_than_heads) EXPECT_EQ(parts.heads, c.heads) << plan;
-    EXPECT_EQ(outcome.bad, 0) << plan;
-    EXPECT_LT(outcome.max_error, 1e-5) << plan;
-    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
-  }
-}
-
-TEST(EndToEnd, AttentionOnHostInputs) {
-  const StorageType f32{ElementType::F32, 0};
-  graph::GraphBuilder b;
-  graph::ValueId q = b.input("q", {{2, 16, 24}, f32});
-  graph::ValueId k = b.input("k", {{2, 16, 24}, f32});
-  graph::ValueId v = b.input("v", {{2, 16, 24}, f32});
-  b.output("y", b.attention("attention", q, k, v, 0.25f, f32));
-  Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
-  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
-  EXPECT_LT(outcome.max_error, 1e-5) << outcome.compiled.plan;
-}
-
-// Two self-attention blocks with residuals, as a repeat over stacked weights.
-TEST(EndToEnd, AttentionBlocksInARepeatMatchTheReference) {
-  const StorageType f32{ElementType::F32, 0};
-  graph::GraphBuilder b;
-  graph::ValueId x = b.input("x", {{2, 16, 32}, f32});
-  std::vector<graph::ValueId> weights;
-  for (const char* name : {"Wq", "Wk", "Wv", "Wo"}) weights.push_back(b.parameter(name, {{2, 32, 32}, f32}));
-  graph::GraphBuilder::RepeatOperands operands{.carried = {x}, .sequence = weights};
-  graph::ValueId y = b.repeat("blocks", 2, operands, [&](graph::GraphBuilder& body, const std::vector<graph::ValueId>& args) {
-                        graph::ValueId q = body.gemm("q", args[0], args[1], f32);
-                        graph::ValueId k = body.gemm("k", args[0], args[2], f32);
-                        graph::ValueId v = body.gemm("v", args[0], args[3], f32);
-                        graph::ValueId a = body.attention("attention", q, k, v);
-                        return std::vector<graph::ValueId>{body.add("residual", body.gemm("o", a, args[4], f32), args[0])};
-                      }).front();
-  b.output("y", y);
-  Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
-  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
-  EXPECT_LT(outcome.max_error, 1e-4) << outcome.compiled.plan;
-  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
-}
-
-TEST(Compile, AttentionItCannotPlanIsRejectedByName) {
-  graph::GraphBuilder b;
-  const StorageType f16{ElementType::F16, 0};
-  // As many rows as q, but in four segments of 8 keys that q's one segment
-  // of 32 queries broadcasts against.
-  graph::ValueId q = b.input("q", {{1, 32, 24}, f16});
-  graph::ValueId k = b.input("k", {{4, 8, 24}, f16});
-  b.output("y", b.attention("shared_keys", q, k, k, 0.0f, f16));
-  try {
-    compile(b.finish(), on_tiles(16));
-    FAIL() << "compiled attention with broadcast keys";
-  } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("op 'shared_keys'"), std::string::npos) << error.what();
-    EXPECT_NE(std::string(error.what()).find("share their leading axes"), std::string::npos) << error.what();
-  }
-}
-
-
 // Columns [first, first + count) of a row-major [rows, cols] tensor, or rows
 // [first, first + count) of a [rows, cols] weight.
 graph::Tensor column_slice(const graph::Tensor& tensor, std::int64_t first, std::int64_t count) {
@@ -638,7 +448,9 @@ TEST(EndToEnd, SplitSumsAreBitIdenticalToTheReferenceOfTheSplitGraph) {
     // ...and not the one-accumulator reference (FP16 partials round often
     // enough to show it on 512 elements; FP32 sums in another order rarely
     // change an FP16 result).
-    if (!cast_to_fp8) EXPECT_NE(device.read("y").bytes, graph::run_reference(graph, data).outputs.at("y").bytes);
+    if (!cast_to_fp8) {
+      EXPECT_NE(device.read("y").bytes, graph::run_reference(graph, data).outputs.at("y").bytes);
+    }
   }
 }
 
