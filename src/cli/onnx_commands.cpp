@@ -51,6 +51,7 @@ struct OnnxTestFlags {
   TargetFlags target;
   bool host_only = false;
   bool strict = false;
+  bool planned = false;
   bool verbose = false;
   bool json = false;
 };
@@ -175,7 +176,8 @@ void onnx_test(const OnnxTestFlags& flags) {
       row.not_planned += result.device == Verdict::NotPlanned;
     }
     failed = failed || result.host == Verdict::Fail || (result.host == Verdict::Pass && result.device == Verdict::Fail) ||
-             (flags.strict && result.host == Verdict::Unsupported);
+             (flags.strict && result.host == Verdict::Unsupported) ||
+             (flags.planned && result.host == Verdict::Pass && result.device == Verdict::NotPlanned);
   }
   if (flags.json) {
     nlohmann::ordered_json tests = nlohmann::ordered_json::array();
@@ -206,7 +208,9 @@ void onnx_test(const OnnxTestFlags& flags) {
     fmt::print("{:<34} {:>5} | {:>9} {:>9} {:>11} | {:>11} {:>11} {:>11}\n", "all", total.tests, total.host_pass,
                total.host_fail, total.unsupported, total.device_pass, total.device_fail, total.not_planned);
   }
-  if (failed) throw_failure("onnx-test", "a test failed{} (run with --verbose for each test)", flags.strict ? " or is unsupported" : "");
+  if (failed)
+    throw_failure("onnx-test", "a test failed{}{} (run with --verbose for each test)", flags.strict ? " or is unsupported" : "",
+                  flags.planned ? " or is not planned on the device" : "");
 }
 
 }  // namespace
@@ -232,6 +236,7 @@ void add_onnx_commands(CLI::App& app) {
   add_target_flags(*test_command, test_flags->target);
   test_command->add_flag("--host-only", test_flags->host_only, "Run the host reference only");
   test_command->add_flag("--strict", test_flags->strict, "Count unsupported tests as failures");
+  test_command->add_flag("--planned", test_flags->planned, "Count tests the compiler does not plan as failures");
   test_command->add_flag("--verbose", test_flags->verbose, "Print each test's verdicts and why");
   test_command->add_flag("--json", test_flags->json, "Print one object per test instead of the table");
   test_command->callback([test_flags] { onnx_test(*test_flags); });

@@ -357,6 +357,9 @@ class ChainBuilder {
       case OpKind::Repeat:
         add_repeat(graph, op, bindings, inside_repeat);
         return;
+      default:
+        throw_failure(op_where(op), "the compiler does not plan {} ops yet (the host reference runs them: tilec "
+                      "reference)", graph::op_kind_name(op.kind));
     }
   }
 

@@ -5,6 +5,7 @@
 #include "support/error.h"
 
 #include <map>
+#include <set>
 
 namespace tilec::package {
 
@@ -18,11 +19,19 @@ struct Expected {
 }  // namespace
 
 void check_bindings_match(const Package& package, const graph::Graph& graph) {
+  // A tensor nothing reads (CastLike's `like` gives only a type) needs no
+  // binding; if a package binds it anyway, it is checked like the rest.
+  std::set<graph::ValueId> read;
+  for (const graph::Op& op : graph.ops) read.insert(op.operands.begin(), op.operands.end());
+  for (const auto& [name, value] : graph.outputs) read.insert(value);
   std::map<std::string, Expected, std::less<>> expected;
-  for (const graph::Op* op : graph.inputs())
-    expected.emplace(op->name, Expected{BindingRole::Input, graph.type(op->results.at(0))});
-  for (const graph::Op* op : graph.parameters())
-    expected.emplace(op->name, Expected{BindingRole::Parameter, graph.type(op->results.at(0))});
+  std::set<std::string, std::less<>> optional;
+  const auto expect = [&](const graph::Op* op, BindingRole role) {
+    expected.emplace(op->name, Expected{role, graph.type(op->results.at(0))});
+    if (!read.contains(op->results.at(0))) optional.insert(op->name);
+  };
+  for (const graph::Op* op : graph.inputs()) expect(op, BindingRole::Input);
+  for (const graph::Op* op : graph.parameters()) expect(op, BindingRole::Parameter);
   for (const auto& [name, value] : graph.outputs) expected.emplace(name, Expected{BindingRole::Output, graph.type(value)});
 
   std::map<std::string, int, std::less<>> seen;
@@ -41,7 +50,7 @@ void check_bindings_match(const Package& package, const graph::Graph& graph) {
                       binding_role_name(want.role), graph::type_text(want.type));
   }
   for (const auto& [name, want] : expected)
-    if (seen.find(name) == seen.end())
+    if (!seen.contains(name) && !optional.contains(name))
       throw_bad_input(fmt::format("{} '{}'", binding_role_name(want.role), name), "the package has no binding for it");
 }
 

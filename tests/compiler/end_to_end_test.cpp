@@ -185,6 +185,23 @@ TEST(Compile, OcpFp8TensorsAreRefusedNamingTheTensor) {
 }
 
 
+// An op the host reference runs but the compiler has no step for is
+// refused by name and kind, not mistaken for a missing computation.
+TEST(Compile, OpsTheCompilerDoesNotPlanAreRefusedByName) {
+  const StorageType f32{ElementType::F32, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{1, 16, 32}, f32});
+  b.output("y", b.unary(graph::OpKind::Relu, "rectified", x));
+  try {
+    compile(b.finish(), on_tiles(16));
+    FAIL() << "compiled a relu";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::Failure);
+    EXPECT_STREQ(error.what(), "op 'rectified': the compiler does not plan relu ops yet (the host reference runs "
+                               "them: tilec reference)");
+  }
+}
+
 TEST(Compile, EveryStageCanBeDumped) {
   graph::Graph graph = graph::build_workload("mlp", small_mlp(graph::Precision::Fp8));
   for (std::string_view stage : kStages) {

@@ -76,5 +76,20 @@ TEST(BindingsMatchTheGraph, EveryTensorIsBoundOnceAndNothingElse) {
             "parameter 'w': the package has no binding for it");
 }
 
+// An input nothing reads needs no binding; bound, it is checked all the same.
+TEST(BindingsMatchTheGraph, AnUnreadInputNeedsNoBinding) {
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{4, 6}, {ElementType::F16, 0}});
+  b.input("like", {{2}, {ElementType::F32, 0}});
+  graph::ValueId w = b.parameter("w", {{6, 8}, {ElementType::F143, -3}});
+  b.output("y", b.gemm("g", x, w, StorageType{ElementType::F32, 0}));
+  const graph::Graph graph = b.finish();
+  Package package = matching_package();
+  EXPECT_NO_THROW(check_bindings_match(package, graph));
+  package.bindings.push_back(Binding{"like", BindingRole::Input, {{3}, {ElementType::F32, 0}}, {}});
+  EXPECT_EQ(bad_input_message([&] { check_bindings_match(package, graph); }),
+            "binding 'like': is f32[3], but the graph's input is f32[2]");
+}
+
 }  // namespace
 }  // namespace tilec::package

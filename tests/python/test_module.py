@@ -69,7 +69,7 @@ class ModuleTest(unittest.TestCase):
         host = tilec.reference(graph, {"x": x})["y"]
         np.testing.assert_allclose(host, expected, rtol=1e-5, atol=1e-5)
         # The compiler plans no relu yet: compile says so in one line.
-        with self.assertRaisesRegex(tilec.Error, "^output 'y': ") as raised:
+        with self.assertRaisesRegex(tilec.Error, "^op 'y': the compiler does not plan relu ops") as raised:
             graph.compile(target="ipu21:16")
         self.assertNotIn("\n", str(raised.exception))
 
