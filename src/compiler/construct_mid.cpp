@@ -275,6 +275,7 @@ MidProgram construct_mid(const Chain& chain, const GemmCandidates& candidates, c
   MidBuilder builder(chain, candidates, choice, program);
   builder.build();
   program.estimate = choice.estimate;
+  program.staged_weights = choice.staged_weights;
   (void)options;
   return program;
 }

@@ -32,6 +32,9 @@ struct PlanChoice {
   // attention's (attention_candidates) for the group size; -1 for others.
   std::vector<int> step_choice;
   int input_spread = 1;          // how host inputs are spread (stored_once)
+  // The repeat's weights are stored in both memory classes, and each
+  // iteration's copied into interleaved memory at its start (lir.h).
+  bool staged_weights = false;
   MidEstimate estimate;
 
   std::string summary(const Chain& chain, const GemmCandidates& candidates) const;

@@ -98,6 +98,14 @@ class LirBuilder {
           ++lir_.phases;
           break;
         }
+      if (program_.staged_weights) {
+        // A phase of its own opens each iteration: its exchange copies the
+        // iteration's weights into place (finish_iteration_record).
+        for (std::size_t later = static_cast<std::size_t>(program_.repeat_first_op); later < program_.ops.size(); ++later)
+          ++lir_.op_phase[later];
+        ++lir_.repeat_last_phase;
+        ++lir_.phases;
+      }
     }
   }
 
@@ -318,23 +326,54 @@ class LirBuilder {
     return place;
   }
 
-  // Every place in the iteration record steps by the record's size.
+  // Every place in the iteration record steps by the record's size. With
+  // staged weights, kernels and sends read the working copy instead, which
+  // each iteration's first exchange fills from the record (each tile sends
+  // its own slice to itself); the bindings still fill the record.
   void finish_iteration_record() {
     if (iteration_record_ < 0) return;
     const std::uint32_t stride = lir_.iteration_record_bytes;
     lir_.buffers[static_cast<std::size_t>(iteration_record_)].bytes =
         stride * static_cast<std::uint32_t>(program_.repeat_count);
-    auto step = [&](Place& place) {
+    int copy = -1;
+    if (program_.staged_weights) {
+      Buffer buffer{"weights of this iteration", BufferKind::Weight};
+      buffer.bytes = stride;
+      buffer.lifetime.resident = true;
+      copy = add_buffer(std::move(buffer));
+      lir_.staged_record = iteration_record_;
+      lir_.staged_copy = copy;
+    }
+    auto read = [&](Place& place) {
+      if (place.buffer != iteration_record_) return;
+      if (copy >= 0)
+        place.buffer = copy;
+      else
+        place.iteration_stride = stride;
+    };
+    auto stored = [&](Place& place) {
       if (place.buffer == iteration_record_) place.iteration_stride = stride;
     };
     for (Task& task : lir_.tasks) {
-      step(task.weights);
-      step(task.bias);
+      read(task.weights);
+      read(task.bias);
     }
-    for (Transfer& transfer : lir_.transfers) step(transfer.source);
-    for (auto& [op, place] : lir_.op_weights) step(place);
-    for (auto& [op, place] : lir_.row_weights) step(place);
-    for (auto& [weight, place] : lir_.bias_places) step(place);
+    for (Transfer& transfer : lir_.transfers) read(transfer.source);
+    for (auto& [op, place] : lir_.op_weights) stored(place);
+    for (auto& [op, place] : lir_.row_weights) stored(place);
+    for (auto& [weight, place] : lir_.bias_places) stored(place);
+    if (copy < 0) return;
+    for (int tile = 0; tile < groups().group_size; ++tile) {
+      Transfer transfer;
+      transfer.phase = lir_.repeat_first_phase;
+      transfer.source_tile = tile;
+      transfer.destination_tiles = {tile};
+      transfer.source = Place{iteration_record_, 0, 0, stride};
+      transfer.destination = Place{copy, 0, 0, 0};
+      transfer.bytes = stride;
+      transfer.what = "weights of this iteration";
+      lir_.transfers.push_back(std::move(transfer));
+    }
   }
 
   // Bytes of one 16-column block of weights over K part k.

@@ -226,6 +226,11 @@ struct Lir {
   // Per MidValue: where each group tile holds its piece.
   std::vector<Place> value_places;
   std::uint32_t iteration_record_bytes = 0;
+  // Staged weights (MidProgram::staged_weights): the iteration record, which
+  // ends standard memory and runs on into interleaved memory, and the
+  // working copy of one iteration's weights that kernels read.
+  int staged_record = -1;
+  int staged_copy = -1;
   std::vector<int> op_phase;  // per MidOp: its superstep
   std::map<int, Place> op_weights;  // GEMM MidOp -> where its weight panels are
   std::map<int, Place> bias_places;  // chain weight (a bias) -> where it is

@@ -215,6 +215,7 @@ struct MidProgram {
   // (value at the loop body's end, value at its start): stored in one place.
   std::vector<std::pair<int, int>> loop_carried;
   int supersteps = 0;  // per chunk, counting the repeat body once
+  bool staged_weights = false;  // PlanChoice::staged_weights
   MidEstimate estimate;
 };
 

@@ -103,6 +103,7 @@ struct Label {
   double cycles = 0;  // per chunk
   int exchanges = 0;  // exchange phases per chunk
   std::int64_t weight_bytes = 0;
+  std::int64_t record_bytes = 0;  // of weight_bytes, those of every repeat iteration
   std::int64_t activation_peak = 0;
   std::int64_t supervisor_bundles = 0;
   int input_spread = 1;
@@ -126,6 +127,11 @@ using State = std::pair<int, int>;
 // A state keeps at most this many labels: the fastest, and the few that
 // need least memory (when memory is tight, only those may fit).
 constexpr std::size_t kLabelsPerState = 12, kSmallestLabels = 4;
+
+void add_weight_bytes(Label& label, std::int64_t bytes, bool per_iteration) {
+  label.weight_bytes += bytes;
+  if (per_iteration) label.record_bytes += bytes;
+}
 
 std::int64_t label_bytes(const Label& label) { return label.weight_bytes + label.input_bytes + label.activation_peak; }
 
@@ -262,11 +268,15 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   label.activation_peak =
       std::max(label.activation_peak, input_panel + partials + exchanged + output + gathered_bytes);
 
-  label.weight_bytes += candidate.weight_bytes;
+  add_weight_bytes(label, candidate.weight_bytes, chain.weights[static_cast<std::size_t>(step.weight)].per_iteration);
   for (const EpilogueOp& op : step.epilogue)
-    if (op.kind == EpilogueOp::Kind::AddBias)
-      label.weight_bytes += round_up(share, 8) * storage_bytes(chain.weights[op.weight].storage) *
-                            (chain.weights[op.weight].per_iteration ? context.iterations : 1);
+    if (op.kind == EpilogueOp::Kind::AddBias) {
+      const bool per_iteration = chain.weights[op.weight].per_iteration;
+      add_weight_bytes(label,
+                       round_up(share, 8) * storage_bytes(chain.weights[op.weight].storage) *
+                           (per_iteration ? context.iterations : 1),
+                       per_iteration);
+    }
 }
 
 void add_elementwise(const SearchContext& context, int step_index, int layout, Label& label) {
@@ -316,8 +326,10 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
         std::max(label.activation_peak, rows * share * (storage_bytes(input.storage) + storage_bytes(step.result)) +
                                             (candidate.col_parts + plan.ranges) * slot);
   }
-  if (step.gamma >= 0)
-    label.weight_bytes += 8 * share * (chain.weights[static_cast<std::size_t>(step.gamma)].per_iteration ? context.iterations : 1);
+  if (step.gamma >= 0) {
+    const bool per_iteration = chain.weights[static_cast<std::size_t>(step.gamma)].per_iteration;
+    add_weight_bytes(label, 8 * share * (per_iteration ? context.iterations : 1), per_iteration);
+  }
   label.supervisor_bundles += 20;
 }
 
@@ -679,6 +691,7 @@ std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candid
     else
       text += fmt::format(", {} {}x{}", chain.steps[index].name, grid.column_parts, grid.k_parts);
   }
+  if (staged_weights) text += ", iteration weights staged";
   return text;
 }
 
@@ -762,9 +775,24 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
         std::int64_t data = label.weight_bytes + label.activation_peak + io;
         choice.estimate.peak_bytes = code + data;
+        // Data lives in interleaved memory (128-bit loads), code in standard;
+        // where the data does not fit, standard memory may hold iterations'
+        // weights, each copied to interleaved memory when its turn comes.
+        if (data > options.machine.interleaved.bytes() && label.record_bytes > 0 && iterations > 1) {
+          const std::int64_t stride = ceil_div(label.record_bytes, iterations);
+          const std::int64_t free = std::max<std::int64_t>(0, options.machine.standard.bytes() - code);
+          const std::int64_t moved = std::min(label.record_bytes, free / stride * stride);
+          if (moved > 0) {
+            choice.staged_weights = true;
+            data += stride - moved;
+            choice.estimate.peak_bytes = options.machine.standard.bytes() + data;
+            choice.estimate.cycles += static_cast<double>(iterations * chunks) *
+                                      (options.machine.sync_cycles + static_cast<double>(stride) / 4 +
+                                       options.machine.exchange_base_latency);
+          }
+        }
         if (!search.smallest || choice.estimate.peak_bytes < search.smallest->estimate.peak_bytes)
           search.smallest = choice;
-        // Data lives in interleaved memory (128-bit loads), code in standard.
         if (data > options.machine.interleaved.bytes() || code > options.machine.standard.bytes()) continue;
         fits |= choice.estimate.peak_bytes <= options.budget();
         all.push_back(std::move(choice));

@@ -1,5 +1,7 @@
 #include "compiler/storage.h"
 
+#include "support/error.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,9 +41,25 @@ MemoryMap place_storage(Lir& lir, std::uint32_t library_bytes, std::uint32_t cod
 
   // Largest first (resident ones before all), each at the lowest address
   // free of every placed buffer whose lifetime it overlaps.
+  // Staged weights: the iteration record fills the top of standard memory
+  // with as many iterations as fit there and runs on into interleaved
+  // memory, one address range across the boundary (64-bit sends read it).
+  std::uint32_t data_begin = machine.interleaved.begin;
+  if (lir.staged_record >= 0) {
+    TILEC_CHECK(machine.standard.end == machine.interleaved.begin, "staged weights need adjacent memory classes");
+    Buffer& record = lir.buffers[static_cast<std::size_t>(lir.staged_record)];
+    const std::uint32_t stride = lir.iteration_record_bytes;
+    const std::uint32_t iterations = record.bytes / stride;
+    const std::uint32_t code_end = align(map.standard_end, 16);
+    const std::uint32_t below = code_end < machine.standard.end ? std::min(iterations, (machine.standard.end - code_end) / stride) : 0;
+    record.address = machine.standard.end - below * stride;
+    data_begin += (iterations - below) * stride;
+    if (below > 0) map.standard_end = machine.standard.end;  // the highest byte used
+  }
   std::vector<int> order;
   for (std::size_t i = 0; i < lir.buffers.size(); ++i)
-    if (lir.buffers[i].alias_of < 0 && lir.buffers[i].bytes > 0) order.push_back(static_cast<int>(i));
+    if (lir.buffers[i].alias_of < 0 && lir.buffers[i].bytes > 0 && static_cast<int>(i) != lir.staged_record)
+      order.push_back(static_cast<int>(i));
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const Buffer& x = lir.buffers[static_cast<std::size_t>(a)];
     const Buffer& y = lir.buffers[static_cast<std::size_t>(b)];
@@ -49,14 +67,14 @@ MemoryMap place_storage(Lir& lir, std::uint32_t library_bytes, std::uint32_t cod
     return x.bytes > y.bytes;
   });
   std::vector<Placed> placed;
-  std::uint32_t data_end = machine.interleaved.begin;
+  std::uint32_t data_end = data_begin;
   for (int index : order) {
     Buffer& buffer = lir.buffers[static_cast<std::size_t>(index)];
     std::vector<std::pair<std::uint32_t, std::uint32_t>> busy;
     for (const Placed& other : placed)
       if (other.lifetime->overlaps(buffer.lifetime)) busy.emplace_back(other.begin, other.end);
     std::sort(busy.begin(), busy.end());
-    std::uint32_t address = machine.interleaved.begin;
+    std::uint32_t address = data_begin;
     for (const auto& [begin, end] : busy) {
       if (address + buffer.bytes <= begin) break;
       address = std::max(address, end);

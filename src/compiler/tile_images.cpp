@@ -333,16 +333,18 @@ class Binder {
     for (const EpilogueOp& e : op.epilogue)
       if (e.kind == EpilogueOp::Kind::AddBias) bias_op = &e;
     const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(bias_op->weight)];
+    // Where the bias is stored (the task may read a staged copy).
+    const Place& stored = lir_.bias_places.at(bias_op->weight);
     package::Binding& binding = binding_for(bindings, weight.parameter);
     const graph::TensorType& type = binding.type;
     const Range columns = output.layout.columns_on(task.tile);
     const bool half = weight.storage.element == ElementType::F16;
     for (int group = 0; group < groups_.groups; ++group)
-      for (int iteration = 0; iteration < iterations(task.bias); ++iteration)
+      for (int iteration = 0; iteration < iterations(stored); ++iteration)
         for (int copy = 0; copy < (half ? 2 : 1); ++copy) {
           Piece piece;
           piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, task.tile));
-          piece.address = address_of(lir_, task.bias, 0, iteration) + static_cast<std::uint32_t>(copy) * 2;
+          piece.address = address_of(lir_, stored, 0, iteration) + static_cast<std::uint32_t>(copy) * 2;
           for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
             piece.start.push_back(axis == 0 && weight.per_iteration ? iteration : 0);
             piece.size.push_back(1);
