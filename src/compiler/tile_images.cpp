@@ -85,12 +85,14 @@ class Binder {
     const bool one_copy = role == package::BindingRole::Output && groups_.spaces[static_cast<std::size_t>(space)].shared;
     const Layout& layout = value.layout;
     const Place place = lir_.value_places[static_cast<std::size_t>(value_id)];
+    // A shared value every chunk reads in one place is written there once.
+    const bool one_chunk = one_copy || (groups_.spaces[static_cast<std::size_t>(space)].shared && place.chunk_stride == 0);
     const std::uint32_t element = element_bytes(value.storage.element);
     const std::int64_t column_stride = layout.piece_panels * kPanelRows;
     const std::size_t rank = type.shape.size();
     const std::int64_t last_rows = rank >= 2 ? type.shape[rank - 2] : 1;
     for (int group = 0; group < (one_copy ? 1 : groups_.groups); ++group)
-      for (int chunk = 0; chunk < (one_copy ? 1 : groups_.chunks); ++chunk) {
+      for (int chunk = 0; chunk < (one_chunk ? 1 : groups_.chunks); ++chunk) {
         const Range chunk_rows =
             groups_.space_rows(groups_.rows[static_cast<std::size_t>(group)][static_cast<std::size_t>(chunk)], space);
         for (int r = 0; r < layout.row_parts(); ++r)

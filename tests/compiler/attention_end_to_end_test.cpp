@@ -205,6 +205,19 @@ TEST(EndToEnd, AParameterCanBeAGemmsActivation) {
   EXPECT_LT(outcome.max_error, 1e-5) << outcome.compiled.plan;
 }
 
+// The probe is bound once per tile even when groups process their images
+// several chunks at a time (every chunk reads the same copy).
+TEST(EndToEnd, TheHeadsProbeInAPlanOfSeveralChunks) {
+  for (graph::Precision precision : {graph::Precision::Fp32, graph::Precision::Fp16}) {
+    const graph::Workload tower = graph::make_workload("vit", {.batch = 8, .precision = precision});
+    Outcome outcome = compile_and_run(tower.graph, on_tiles(2), tower.data_rules);
+    const std::string& plan = outcome.compiled.plan;
+    EXPECT_NE(plan.find(" chunks"), std::string::npos) << plan;
+    EXPECT_EQ(outcome.bad, 0) << plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
+  }
+}
+
 // The whole vision tower at toy size, with its MAP head: patchify, the
 // position embedding, a repeat of encoder layers, the post-layernorm and
 // the pooling head, at every precision and batch 1 and 2.
