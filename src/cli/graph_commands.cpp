@@ -1,12 +1,15 @@
 // `tilec graph check FILE`, `tilec graph show FILE|--workload NAME`,
+// `tilec graph write --workload NAME -o FILE [--params DIR]`,
 // `tilec graph workloads`.
 #include "cli/commands.h"
 #include "support/number_text.h"
 #include "cli/workload_flags.h"
 #include "graph/cost.h"
 #include "graph/json_format.h"
+#include "graph/npy.h"
 #include "graph/workloads.h"
 #include "support/error.h"
+#include "support/output_path.h"
 
 #include <fmt/format.h>
 
@@ -134,10 +137,50 @@ void check(const std::string& file) {
              grouped(graph::graph_macs(graph)));
 }
 
+struct WriteFlags {
+  WorkloadFlags workload;
+  std::string output;
+  std::string params_dir;
+};
+
+// The sources of `kind` among `data`, for a tensor directory with their role.
+graph::TensorMap sources_of(const graph::Graph& graph, graph::OpKind kind, graph::TensorMap& data) {
+  graph::TensorMap tensors;
+  for (const graph::Op& op : graph.ops)
+    if (op.kind == kind) tensors.insert(data.extract(op.name));
+  return tensors;
+}
+
+// A built-in workload as a graph file, and with --params its own data (its
+// data rules, as `run --workload` draws it) as a tensor directory.
+void write(const WriteFlags& flags) {
+  if (flags.workload.workload.empty()) throw_bad_input("graph write", "needs --workload NAME");
+  check_output_file("-o", flags.output);
+  if (!flags.params_dir.empty()) check_output_folder("--params", flags.params_dir);
+  const graph::MlpOptions options = workload_options(flags.workload);
+  graph::Workload workload = graph::make_workload(flags.workload.workload, options);
+  graph::save_graph_file(flags.output, workload.graph);
+  if (!flags.params_dir.empty()) {
+    graph::TensorMap data = graph::generate_data(workload.graph, options.seed, workload.data_rules);
+    graph::write_tensor_dir(flags.params_dir, sources_of(workload.graph, graph::OpKind::Input, data),
+                            graph::TensorRole::Input);
+    graph::write_tensor_dir(flags.params_dir, sources_of(workload.graph, graph::OpKind::Parameter, data),
+                            graph::TensorRole::Parameter);
+  }
+  const graph::Graph& graph = workload.graph;
+  fmt::print("wrote {} -> {}: {}, {}{}\n", workload_title(flags.workload, options), flags.output,
+             plural(static_cast<std::int64_t>(graph.inputs().size()), "input", "inputs"),
+             plural(static_cast<std::int64_t>(graph.parameters().size()), "parameter", "parameters"),
+             flags.params_dir.empty() ? ""
+                                      : fmt::format(" ({} bytes of data in {})",
+                                                    grouped(graph::input_bytes(graph) + graph::parameter_bytes(graph)),
+                                                    flags.params_dir));
+}
+
 }  // namespace
 
 void add_graph_commands(CLI::App& app) {
-  CLI::App* graph = app.add_subcommand("graph", "Check and show graph files (docs/graph-format.md)");
+  CLI::App* graph = app.add_subcommand("graph", "Check, show and write graph files (docs/graph-format.md)");
   graph->require_subcommand(1);
 
   CLI::App* check_command = graph->add_subcommand(
@@ -153,6 +196,20 @@ void add_graph_commands(CLI::App& app) {
   add_workload_flags(*show_command, show_flags->workload);
   show_command->add_flag("--json", show_flags->json, "Print the graph in the JSON graph format instead");
   show_command->callback([show_command, show_flags] { show(*show_command, *show_flags); });
+
+  CLI::App* write_command = graph->add_subcommand(
+      "write", "Write a built-in workload as a graph file to edit or run (and with --params its data)");
+  auto write_flags = std::make_shared<WriteFlags>();
+  add_workload_flags(*write_command, write_flags->workload);
+  write_command->add_option("-o,--output", write_flags->output, "The graph file to write (JSON)")
+      ->type_name("FILE")
+      ->required();
+  write_command
+      ->add_option("--params", write_flags->params_dir,
+                   "Write the workload's own data, inputs and parameters, as NAME.npy with manifest.json into DIR "
+                   "(what `tilec run FILE --inputs DIR` reads)")
+      ->type_name("DIR");
+  write_command->callback([write_flags] { write(*write_flags); });
 
   CLI::App* list_command = graph->add_subcommand("workloads", "List the built-in workloads");
   list_command->callback([] {

@@ -21,7 +21,7 @@ TEST(UsageErrors, AreOneLineNamingTheFlagOrArgument) {
       {"graph check a.json b.json", "b.json: 'tilec graph check' takes no more arguments (see tilec graph check --help)"},
       {"frobnicate", "frobnicate: 'tilec' has no such command (commands: reference, graph, isa, asm, disasm, package, "
                      "sim, profile, compile, run, bench, import, onnx-test)"},
-      {"graph", "tilec graph: give a command (check, show, workloads)"},
+      {"graph", "tilec graph: give a command (check, show, write, workloads)"},
       {"sim", "PACKAGE: is required (see tilec sim --help)"},
       {"run --workload", "--workload: needs a value (NAME)"},
       {"compile --workload mlp --max-k-parts 99", "--max-k-parts: must be an integer from 1 to 64, not 99"},
