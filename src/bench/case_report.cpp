@@ -95,6 +95,8 @@ ordered_json case_json(const CaseReport& report) {
   json["renderer_cycles"] = optional_json(report.renderer_cycles);
   json["target"] = report.target;
   json["workload"] = report.workload;
+  json["layers"] = optional_json(report.layers);
+  json["head"] = optional_json(report.head);
   json["estimatedCycles"] = optional_json(report.estimated_cycles);
   json["efficiency"] = optional_json(report.efficiency);
   json["peakTileBytes"] = optional_json(report.peak_tile_bytes);
@@ -149,6 +151,8 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.renderer_cycles = named.optional<std::uint64_t>("renderer_cycles");
   report.target = named.optional<std::string>("target").value_or("");
   report.workload = named.optional<std::string>("workload").value_or("");
+  report.layers = named.optional<std::int64_t>("layers");
+  report.head = named.optional<bool>("head");
   report.estimated_cycles = named.optional<double>("estimatedCycles");
   report.efficiency = named.optional<double>("efficiency");
   report.peak_tile_bytes = named.optional<std::uint32_t>("peakTileBytes");

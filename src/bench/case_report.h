@@ -45,7 +45,11 @@ struct CaseReport {
 
   // tilec's own figures.
   std::string target;    // "ipu21" or "ipu21:N"
-  std::string workload;  // "siglip-mlp", "mlp 8x16x32", or a graph file
+  std::string workload;  // "siglip-mlp", "mlp 8x16x32", "vit 16x32 layers 2", or a graph file
+  // A ViT tower's encoder layers and whether its MAP head follows (null
+  // for the other workloads and graph files).
+  std::optional<std::int64_t> layers;
+  std::optional<bool> head;
   std::optional<double> estimated_cycles;
   std::optional<double> efficiency;  // roofline cycles / cycles
   std::optional<std::uint32_t> peak_tile_bytes;

@@ -234,9 +234,13 @@ class CaseRunner {
 CaseOutcome run_case(const CaseRequest& request) { return CaseRunner(request).run(); }
 
 std::string case_options_text(const CaseRequest& request) {
-  return fmt::format("target {}, budget {} bytes, max-cycles {}, atol {}, rtol {}", request.compile.machine.name,
-                     request.compile.budget_bytes, request.max_cycles, request.tolerance.absolute,
-                     request.tolerance.relative);
+  std::string text = fmt::format("target {}, budget {} bytes, max-cycles {}, atol {}, rtol {}",
+                                 request.compile.machine.name, request.compile.budget_bytes, request.max_cycles,
+                                 request.tolerance.absolute, request.tolerance.relative);
+  // The graph's digest already changes with them; the key says them in words.
+  if (request.identity.layers) text += fmt::format(", layers {}", *request.identity.layers);
+  if (request.identity.head) text += *request.identity.head ? ", head" : ", no head";
+  return text;
 }
 
 CaseKey expected_key(const CaseRequest& request) {
@@ -273,9 +277,12 @@ std::string_view case_phase(std::string_view span) {
   return span;
 }
 
-std::string case_name(std::string_view precision, std::int64_t batch, std::int64_t blocks, std::uint32_t budget_kib) {
-  return fmt::format("{}-b{}-n{}-{}", precision, batch, blocks,
-                     budget_kib == 0 ? std::string("default") : fmt::format("{}k", budget_kib));
+std::string case_name(const CaseReport& identity) {
+  std::string name = identity.precision;
+  if (identity.batch) name += fmt::format("-b{}", *identity.batch);
+  if (identity.blocks) name += fmt::format("-n{}", *identity.blocks);
+  if (identity.layers) name += fmt::format("-l{}", *identity.layers);
+  return name + (identity.budget_kib == 0 ? std::string("-default") : fmt::format("-{}k", identity.budget_kib));
 }
 
 }  // namespace tilec::bench

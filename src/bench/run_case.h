@@ -72,7 +72,8 @@ struct CaseOutcome {
 
 CaseOutcome run_case(const CaseRequest& request);
 
-// The options part of a case's key: target, budget, cycle limit, pass rule.
+// The options part of a case's key: target, budget, cycle limit, pass rule,
+// and a ViT tower's layers and head (from the identity).
 std::string case_options_text(const CaseRequest& request);
 // The key the case would run under now: the package is compiled (unless
 // given) to learn its digest; "" when the compiler builds none.
@@ -89,7 +90,10 @@ std::vector<std::pair<std::string, double>> stage_times(const Timeline& timeline
 // host reference and the comparison) or "profile" (writing it).
 std::string_view case_phase(std::string_view span);
 
-// The name a sweep gives a case: "fp8-b4-n1-default", "fp8-b1-n1-256k".
-std::string case_name(std::string_view precision, std::int64_t batch, std::int64_t blocks, std::uint32_t budget_kib);
+// The name a sweep gives a case, from its identity's precision, batch,
+// blocks, layers and budget (each that is set): "fp8-b4-n1-default" and
+// "fp8-b1-n1-256k" (an MLP's blocks), "fp8-b1-l27-default" (a ViT tower's
+// layers), "fp8-b1-default" (one encoder layer: neither).
+std::string case_name(const CaseReport& identity);
 
 }  // namespace tilec::bench

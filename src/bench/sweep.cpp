@@ -8,6 +8,7 @@
 #include "support/error.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +24,15 @@ namespace tilec::bench {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The workloads of the grid, each once: "vit 16x32 layers 1, vit 16x32 layers 2".
+std::string sweep_title(const std::vector<GridCase>& grid) {
+  std::vector<std::string> labels;
+  for (const GridCase& grid_case : grid)
+    if (std::find(labels.begin(), labels.end(), grid_case.workload) == labels.end())
+      labels.push_back(grid_case.workload);
+  return fmt::format("{}", fmt::join(labels, ", "));
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -41,7 +51,7 @@ class Sweep {
   explicit Sweep(const SweepOptions& options)
       : options_(options),
         grid_(sweep_grid(options)),
-        label_(workload_label(options.workload, options.base)),
+        title_(sweep_title(grid_)),
         reports_(grid_.size()) {}
 
   SweepResult run() {
@@ -82,7 +92,8 @@ class Sweep {
     if (options_.force || !fs::exists(file)) return std::nullopt;
     try {
       CaseReport report = read_sealed_case_file(file.string());
-      if (report.name != grid_[i].name || report.target != options_.machine.name || report.workload != label_) {
+      if (report.name != grid_[i].name || report.target != options_.machine.name ||
+          report.workload != grid_[i].workload) {
         say(i, fmt::format("found a case of {} on {}: running again", report.workload, report.target));
         return std::nullopt;
       }
@@ -108,14 +119,9 @@ class Sweep {
 
   CaseReport identity(std::size_t i) const {
     const GridCase& grid_case = grid_[i];
-    CaseReport report;
-    report.name = grid_case.name;
-    report.batch = grid_case.options.batch;
-    report.blocks = grid_case.options.blocks;
-    report.precision = graph::precision_name(grid_case.options.precision);
-    report.budget_kib = grid_case.budget_kib;
+    CaseReport report = workload_case(options_.workload, grid_case.options, grid_case.budget_kib);
     report.target = options_.machine.name;
-    report.workload = label_;
+    report.workload = grid_case.workload;
     return report;
   }
 
@@ -206,7 +212,7 @@ class Sweep {
     const fs::path out(options_.out_directory);
     write_text_atomically((out / "report.json").string(), report_json(finished).dump(2) + "\n");
     write_text_atomically((out / "report.md").string(),
-                          report_markdown(finished, fmt::format("tilec sweep: {} on {} ({} of {} cases)", label_,
+                          report_markdown(finished, fmt::format("tilec sweep: {} on {} ({} of {} cases)", title_,
                                                                 options_.machine.name, finished.size(), grid_.size())));
   }
 
@@ -219,7 +225,7 @@ class Sweep {
 
   const SweepOptions& options_;
   const std::vector<GridCase> grid_;
-  const std::string label_;
+  const std::string title_;
   WorkloadCache cache_;
   std::vector<std::optional<CaseReport>> reports_;
   std::mutex reports_mutex_, progress_mutex_;
@@ -232,22 +238,27 @@ class Sweep {
 }  // namespace
 
 std::vector<GridCase> sweep_grid(const SweepOptions& options) {
+  std::vector<std::optional<std::int64_t>> layers(options.layers.begin(), options.layers.end());
+  if (layers.empty()) layers.push_back(options.base.layers);
   std::vector<GridCase> grid;
   for (graph::Precision precision : options.precisions)
     for (std::int64_t batch : options.batches)
       for (std::int64_t blocks : options.blocks)
-        for (std::uint32_t budget_kib : options.budgets_kib) {
-          GridCase grid_case;
-          grid_case.name = case_name(graph::precision_name(precision), batch, blocks, budget_kib);
-          if (std::any_of(grid.begin(), grid.end(), [&](const GridCase& other) { return other.name == grid_case.name; }))
-            continue;
-          grid_case.options = options.base;
-          grid_case.options.precision = precision;
-          grid_case.options.batch = batch;
-          grid_case.options.blocks = blocks;
-          grid_case.budget_kib = budget_kib;
-          grid.push_back(std::move(grid_case));
-        }
+        for (const std::optional<std::int64_t>& layer_count : layers)
+          for (std::uint32_t budget_kib : options.budgets_kib) {
+            GridCase grid_case;
+            grid_case.options = options.base;
+            grid_case.options.precision = precision;
+            grid_case.options.batch = batch;
+            grid_case.options.blocks = blocks;
+            grid_case.options.layers = layer_count;
+            grid_case.budget_kib = budget_kib;
+            // Checks the point before its name can hide it (a tower's name has no blocks).
+            grid_case.workload = workload_label(options.workload, grid_case.options);
+            grid_case.name = workload_case(options.workload, grid_case.options, budget_kib).name;
+            if (std::none_of(grid.begin(), grid.end(), [&](const GridCase& other) { return other.name == grid_case.name; }))
+              grid.push_back(std::move(grid_case));
+          }
   return grid;
 }
 

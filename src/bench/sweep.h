@@ -1,7 +1,7 @@
-// A sweep: a grid of cases (precisions x batches x blocks x budgets) of one
-// workload, run in parallel, each case's report written to the output
-// folder as soon as it finishes, so that a killed sweep resumes where it
-// stopped. The folder holds:
+// A sweep: a grid of cases (precisions x batches x blocks x layers x
+// budgets) of one workload, run in parallel, each case's report written to
+// the output folder as soon as it finishes, so that a killed sweep resumes
+// where it stopped. The folder holds:
 //
 //   OUT/report.json          every finished case, in grid order (the
 //                            reference schema; rewritten after each case)
@@ -34,13 +34,15 @@ namespace tilec::bench {
 
 struct SweepOptions {
   std::string workload = "siglip-mlp";
-  // Dimensions, bias, seed and FP8 scale; precision, batch and blocks come
-  // from the grid.
+  // Dimensions, bias, head, seed and FP8 scale; precision, batch, blocks and
+  // layers come from the grid.
   graph::MlpOptions base;
   // The reference grid by default.
   std::vector<graph::Precision> precisions{graph::Precision::Fp8};
   std::vector<std::int64_t> batches{1, 2, 4};
   std::vector<std::int64_t> blocks{1};
+  // A ViT tower's encoder layers; empty = the workload's own (base.layers).
+  std::vector<std::int64_t> layers;
   std::vector<std::uint32_t> budgets_kib{0, 384, 256, 128, 64};  // 0 = the whole tile
   MachineModel machine = ipu21();
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;  // each run's cycle limit
@@ -58,12 +60,14 @@ struct SweepOptions {
 // One point of the grid.
 struct GridCase {
   std::string name;
-  graph::MlpOptions options;  // base with the case's precision, batch, blocks
+  graph::MlpOptions options;  // base with the case's precision, batch, blocks, layers
   std::uint32_t budget_kib = 0;
+  std::string workload;  // its label (workload_label)
 };
 
-// The grid in report order: precision, batch, blocks, then budgets as given.
-// Duplicates are dropped.
+// The grid in report order: precision, batch, blocks, layers, then budgets
+// as given. Duplicates are dropped. BadInput for a point the workload does
+// not take (blocks of a ViT tower, layers of an MLP).
 std::vector<GridCase> sweep_grid(const SweepOptions& options);
 
 struct SweepResult {

@@ -49,6 +49,32 @@ std::shared_ptr<WorkloadData> WorkloadCache::get(const std::string& workload, co
   return entry->data;
 }
 
+WorkloadKind workload_kind(std::string_view workload) {
+  if (workload == "siglip-vit" || workload == "vit") return WorkloadKind::VitTower;
+  if (workload == "siglip-vit-layer" || workload == "vit-layer") return WorkloadKind::VitLayer;
+  return WorkloadKind::Mlp;
+}
+
+std::optional<std::int64_t> case_layers(std::string_view workload, const graph::MlpOptions& options) {
+  if (workload_kind(workload) != WorkloadKind::VitTower) return std::nullopt;
+  return options.layers.value_or((workload == "vit" ? graph::kSmallVit : graph::kSiglipVit).layers);
+}
+
+CaseReport workload_case(const std::string& workload, const graph::MlpOptions& options, std::uint32_t budget_kib) {
+  CaseReport identity;
+  identity.batch = options.batch;
+  identity.precision = graph::precision_name(options.precision);
+  identity.budget_kib = budget_kib;
+  const WorkloadKind kind = workload_kind(workload);
+  if (kind == WorkloadKind::Mlp) identity.blocks = options.blocks;
+  if (kind == WorkloadKind::VitTower) {
+    identity.layers = case_layers(workload, options);
+    identity.head = options.head;
+  }
+  identity.name = case_name(identity);
+  return identity;
+}
+
 std::string workload_label(const std::string& workload, const graph::MlpOptions& options) {
   // The graph as the workload builds it checks the options and gives the
   // dimensions; at FP16 no FP8 scale is chosen, so this generates no data.
@@ -57,11 +83,12 @@ std::string workload_label(const std::string& workload, const graph::MlpOptions&
   shape_only.fp8_scale.reset();
   const graph::Graph graph = graph::build_workload(workload, shape_only);
   std::string label = workload;
-  if (workload.find("vit") != std::string::npos) {
+  if (workload_kind(workload) != WorkloadKind::Mlp) {
     const bool small = !workload.starts_with("siglip");
     const graph::VitDimensions& base = small ? graph::kSmallVit : graph::kSiglipVit;
     if (small) label += fmt::format(" {}x{}", options.width.value_or(base.width), options.hidden.value_or(base.hidden));
-    if (!workload.ends_with("-layer")) label += fmt::format(" layers {}", options.layers.value_or(base.layers));
+    if (const std::optional<std::int64_t> layers = case_layers(workload, options))
+      label += fmt::format(" layers {}", *layers);
     if (!options.head) label += " no head";
   } else if (workload != "siglip-mlp") {
     const graph::Shape& x = graph.type(graph.inputs().at(0)->results.at(0)).shape;

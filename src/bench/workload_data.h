@@ -12,7 +12,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace tilec::bench {
 
@@ -49,6 +51,21 @@ class WorkloadCache {
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Entry>> entries_;
 };
+
+// What a built-in workload's cases differ by beyond precision and batch:
+// the MLPs' blocks, the ViT towers' layers and head, and neither for one
+// encoder layer.
+enum class WorkloadKind : std::uint8_t { Mlp, VitTower, VitLayer };
+// Mlp for a name that is no ViT workload (building it reports an unknown one).
+WorkloadKind workload_kind(std::string_view workload);
+// The encoder layers of a ViT tower's case: `options.layers`, or the
+// workload's own (27 for siglip-vit, 2 for vit); nullopt for the others.
+std::optional<std::int64_t> case_layers(std::string_view workload, const graph::MlpOptions& options);
+
+// A built-in workload's case as reports name it: batch, precision, budget,
+// blocks (MLPs) or layers and head (ViT towers), and the name they give
+// (case_name). Its workload label and target are left to the caller.
+CaseReport workload_case(const std::string& workload, const graph::MlpOptions& options, std::uint32_t budget_kib);
 
 // "siglip-mlp" or "mlp 8x16x32" (tokens x width x hidden), "siglip-vit
 // layers 27" or "vit 16x32 layers 2" (width x hidden; "siglip-vit-layer",

@@ -1,12 +1,14 @@
 // `tilec bench`: the sweep of ../shared/workload.md (fp8 x batch 1, 2, 4 x
 // blocks 1 x budget default, 384, 256, 128, 64 KiB on the full chip) or any
-// grid the flags choose, run in parallel and resumable (bench/sweep.h).
+// grid the flags choose, of any built-in workload (the ViT ones by layers
+// instead of blocks), run in parallel and resumable (bench/sweep.h).
 // Writes OUT/report.json (the reference schema), OUT/report.md and a
 // profile page per passing case; prints the table, and with --compare the
 // side-by-side against an older report. Exit 1 when a case failed, faulted
 // or stopped with an error (a planner rejection is a result, not a failure).
 #include "bench/case_report.h"
 #include "bench/sweep.h"
+#include "bench/workload_data.h"
 #include "cli/case_flags.h"
 #include "cli/commands.h"
 #include "support/error.h"
@@ -31,7 +33,8 @@ struct BenchFlags {
   std::vector<std::string> precisions{"fp8"};
   std::vector<std::string> batches{"1", "2", "4"};
   std::vector<std::string> blocks{"1"};
-  std::vector<std::string> budgets{"default", "384", "256", "128", "64"};
+  std::vector<std::string> layers;   // empty: the workload's own
+  std::vector<std::string> budgets;  // empty: the workload's default grid
   std::string tiles;
   std::string target;
   std::string out = "out/sweep";
@@ -71,6 +74,19 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   bench::SweepOptions options;
   options.workload = flags.workload.workload;
   options.base = workload_options(flags.workload);
+  // Each value of --blocks and --layers is checked as `run` checks the flag:
+  // one the workload does not take is refused by name.
+  WorkloadFlags point = flags.workload;
+  options.blocks.clear();
+  for (const std::string& text : flags.blocks) {
+    point.blocks = text;
+    options.blocks.push_back(workload_options(point).blocks);
+  }
+  point.blocks = "1";
+  for (const std::string& text : flags.layers) {
+    point.layers = text;
+    options.layers.push_back(*workload_options(point).layers);
+  }
   options.precisions.clear();
   for (const std::string& text : flags.precisions) {
     const std::optional<graph::Precision> precision = graph::parse_precision(text);
@@ -79,13 +95,15 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   }
   options.batches.clear();
   for (const std::string& text : flags.batches) options.batches.push_back(positive("--batches", text));
-  options.blocks.clear();
-  for (const std::string& text : flags.blocks) options.blocks.push_back(positive("--blocks", text));
   if (!flags.tiles.empty() && !flags.target.empty()) throw_bad_input("--tiles", "give --tiles or --target, not both");
   options.machine = !flags.tiles.empty() ? ipu21_cut(parse_tiles(flags.tiles))
                                          : machine_by_name(flags.target.empty() ? "ipu21" : flags.target);
+  // The ViT workloads need the whole tile: the default budget alone unless asked.
+  std::vector<std::string> budgets = flags.budgets;
+  if (budgets.empty() && bench::workload_kind(options.workload) != bench::WorkloadKind::Mlp) budgets = {"default"};
+  if (budgets.empty()) budgets = {"default", "384", "256", "128", "64"};
   options.budgets_kib.clear();
-  for (const std::string& text : flags.budgets)
+  for (const std::string& text : budgets)
     options.budgets_kib.push_back(text == "default" ? 0 : parse_budget_kib("--budgets", text, options.machine));
   options.out_directory = flags.out;
   options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
@@ -135,12 +153,19 @@ void add_bench_command(CLI::App& app) {
   auto flags = std::make_shared<BenchFlags>();
   flags->workload.workload = "siglip-mlp";
   BenchFlags& f = *flags;
-  command->add_option("--workload", f.workload.workload, "Built-in workload: siglip-mlp (default) or mlp")
+  command
+      ->add_option("--workload", f.workload.workload,
+                   "Built-in workload: siglip-mlp (default), mlp, siglip-vit, vit, siglip-vit-layer or vit-layer "
+                   "(tilec graph workloads)")
       ->type_name("NAME");
   command->add_option("--tokens", f.workload.tokens, "Tokens per batch item, workload mlp only")->type_name("N");
-  command->add_option("--width", f.workload.width, "Model width, workload mlp only")->type_name("N");
-  command->add_option("--hidden", f.workload.hidden, "MLP hidden width, workload mlp only")->type_name("N");
-  command->add_flag("--bias", f.workload.bias, "Add biases b1 and b2 after the GEMMs");
+  command->add_option("--width", f.workload.width, "Model width, workloads mlp, vit and vit-layer only")
+      ->type_name("N");
+  command->add_option("--hidden", f.workload.hidden, "MLP hidden width, workloads mlp, vit and vit-layer only")
+      ->type_name("N");
+  command->add_flag("--bias", f.workload.bias, "Add biases b1 and b2 after the GEMMs, MLP workloads only");
+  command->add_flag("--no-head", f.workload.no_head,
+                    "Without the MAP head: the output is the post-layernorm tokens (siglip-vit and vit only)");
   command->add_option("--seed", f.workload.seed, "Seed of the generated data (default 0)")->type_name("N");
   command->add_option("--precisions", f.precisions, "Comma-separated: fp8, fp16, fp32 (default fp8)")
       ->delimiter(',')
@@ -148,11 +173,18 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--batches", f.batches, "Comma-separated batch sizes (default 1,2,4)")
       ->delimiter(',')
       ->type_name("LIST");
-  command->add_option("--blocks", f.blocks, "Comma-separated block counts (default 1)")
+  command->add_option("--blocks", f.blocks, "Comma-separated block counts, MLP workloads only (default 1)")
       ->delimiter(',')
       ->type_name("LIST");
-  command->add_option("--budgets", f.budgets,
-                      "Comma-separated per-tile budgets in KiB, or default (default default,384,256,128,64)")
+  command
+      ->add_option("--layers", f.layers,
+                   "Comma-separated encoder layer counts, siglip-vit and vit only (default the workload's: 27 and 2)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  command
+      ->add_option("--budgets", f.budgets,
+                   "Comma-separated per-tile budgets in KiB, or default (default default,384,256,128,64; default "
+                   "alone for the ViT workloads)")
       ->delimiter(',')
       ->type_name("LIST");
   command->add_option("--tiles", f.tiles, "Run on the chip cut to its first N tiles (ipu21:N)")->type_name("N");

@@ -92,11 +92,7 @@ GraphSource load_graph_source(const CLI::App& command, const std::string& graph_
     } else {
       source.graph = graph::build_workload(workload.workload, options);
     }
-    const std::string precision(graph::precision_name(options.precision));
-    source.identity.name = bench::case_name(precision, options.batch, options.blocks, budget_kib);
-    source.identity.batch = options.batch;
-    source.identity.blocks = options.blocks;
-    source.identity.precision = precision;
+    source.identity = bench::workload_case(workload.workload, options, budget_kib);
     source.identity.workload = bench::workload_label(workload.workload, options);
   } else {
     reject_workload_options_without_workload(command, workload);

@@ -50,7 +50,7 @@ struct GraphSource {
   // Set for a built-in workload's own data (it holds the data and computes
   // the reference).
   std::shared_ptr<bench::WorkloadData> workload;
-  bench::CaseReport identity;                 // name, batch, blocks, precision, workload
+  bench::CaseReport identity;                 // name, batch, blocks or layers and head, precision, workload
 };
 
 // GRAPH file or --workload NAME (one of them). With `with_data`, also the

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -122,6 +123,30 @@ TEST(CaseReport, ReadsBackWhatItWrites) {
   EXPECT_EQ(again.key, original.key);
   EXPECT_EQ(again.exact_relative_error, 4.03);
   EXPECT_EQ(again.absolute_tolerance, 0.03);
+}
+
+// A ViT tower's layers and head are written after its workload and read
+// back; the MLP's are null.
+TEST(CaseReport, ATowersLayersAndHeadReadBack) {
+  EXPECT_TRUE(case_json(passing_case())["layers"].is_null());
+  EXPECT_TRUE(case_json(passing_case())["head"].is_null());
+  CaseReport tower = passing_case();
+  tower.name = "fp8-b1-l27-default";
+  tower.blocks.reset();
+  tower.workload = "siglip-vit layers 27 no head";
+  tower.layers = 27;
+  tower.head = false;
+  const nlohmann::ordered_json json = case_json(tower);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : json.items()) keys.push_back(key);
+  const auto workload = std::find(keys.begin(), keys.end(), "workload");
+  ASSERT_LE(workload + 3, keys.end());
+  EXPECT_EQ(std::vector<std::string>(workload + 1, workload + 3), (std::vector<std::string>{"layers", "head"}));
+  const CaseReport again = case_from_json(nlohmann::ordered_json::parse(json.dump()), "case.json");
+  EXPECT_EQ(again.layers, 27);
+  EXPECT_EQ(again.head, false);
+  EXPECT_FALSE(again.blocks.has_value());
+  EXPECT_EQ(case_json(again), json);
 }
 
 TEST(CaseReport, ReadsTheReferenceSweep) {

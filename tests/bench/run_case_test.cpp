@@ -33,7 +33,7 @@ struct SmallCase {
   std::vector<std::string> phases;
 
   explicit SmallCase(std::uint32_t budget_kib = 0) {
-    request.identity.name = case_name("fp8", 1, 1, budget_kib);
+    request.identity = workload_case("mlp", small_mlp(), budget_kib);
     request.identity.target = "ipu21:16";
     request.graph = &data.graph();
     request.data = &data.data();
@@ -165,9 +165,63 @@ TEST(RunCase, MissingDataStopsTheCaseWithBadInput) {
   EXPECT_EQ(outcome.report.diagnostic.back(), "binding 'W2': the package needs it but no data was given");
 }
 
+graph::MlpOptions workload_point(graph::Precision precision, std::int64_t batch, std::int64_t blocks,
+                                 std::optional<std::int64_t> layers = std::nullopt) {
+  graph::MlpOptions options;
+  options.precision = precision;
+  options.batch = batch;
+  options.blocks = blocks;
+  options.layers = layers;
+  return options;
+}
+
+// An MLP's names say its blocks, a ViT tower's its layers (the workload's
+// own when unset), one encoder layer's neither.
 TEST(RunCase, CaseNames) {
-  EXPECT_EQ(case_name("fp8", 4, 1, 0), "fp8-b4-n1-default");
-  EXPECT_EQ(case_name("fp16", 1, 12, 256), "fp16-b1-n12-256k");
+  EXPECT_EQ(workload_case("siglip-mlp", workload_point(graph::Precision::Fp8, 4, 1), 0).name, "fp8-b4-n1-default");
+  EXPECT_EQ(workload_case("mlp", workload_point(graph::Precision::Fp16, 1, 12), 256).name, "fp16-b1-n12-256k");
+  EXPECT_EQ(workload_case("siglip-vit", workload_point(graph::Precision::Fp8, 1, 1), 0).name, "fp8-b1-l27-default");
+  EXPECT_EQ(workload_case("vit", workload_point(graph::Precision::Fp8, 2, 1), 0).name, "fp8-b2-l2-default");
+  EXPECT_EQ(workload_case("vit", workload_point(graph::Precision::Fp32, 1, 1, 5), 64).name, "fp32-b1-l5-64k");
+  EXPECT_EQ(workload_case("siglip-vit-layer", workload_point(graph::Precision::Fp8, 1, 1), 0).name, "fp8-b1-default");
+  EXPECT_EQ(workload_case("vit-layer", workload_point(graph::Precision::Fp16, 3, 1), 8).name, "fp16-b3-8k");
+}
+
+TEST(RunCase, WorkloadCasesSayWhatTheWorkloadVaries) {
+  const CaseReport mlp = workload_case("mlp", workload_point(graph::Precision::Fp8, 2, 3), 0);
+  EXPECT_EQ(mlp.batch, 2);
+  EXPECT_EQ(mlp.blocks, 3);
+  EXPECT_FALSE(mlp.layers || mlp.head);
+  graph::MlpOptions tokens_only = workload_point(graph::Precision::Fp16, 1, 1, 4);
+  tokens_only.head = false;
+  const CaseReport tower = workload_case("vit", tokens_only, 128);
+  EXPECT_EQ(tower.precision, "fp16");
+  EXPECT_EQ(tower.budget_kib, 128u);
+  EXPECT_FALSE(tower.blocks.has_value());
+  EXPECT_EQ(tower.layers, 4);
+  EXPECT_EQ(tower.head, false);
+  const CaseReport layer = workload_case("vit-layer", workload_point(graph::Precision::Fp8, 1, 1), 0);
+  EXPECT_FALSE(layer.blocks || layer.layers || layer.head);
+}
+
+// A tower's layers and head are part of its key's options, so that a case
+// another count or head produced is not taken for this one.
+TEST(RunCase, KeyOptionsSayATowersLayersAndHead) {
+  SmallCase small;
+  const std::string mlp = case_options_text(small.request);
+  EXPECT_EQ(mlp.find("layers"), std::string::npos);
+  CaseRequest tower = small.request;
+  tower.identity = workload_case("vit", workload_point(graph::Precision::Fp8, 1, 1, 2), 0);
+  const std::string two = case_options_text(tower);
+  EXPECT_THAT(two, HasSubstr(", layers 2, head"));
+  tower.identity.layers = 3;
+  const std::string three = case_options_text(tower);
+  tower.identity.head = false;
+  const std::string headless = case_options_text(tower);
+  EXPECT_THAT(headless, HasSubstr(", layers 3, no head"));
+  EXPECT_NE(two, three);
+  EXPECT_NE(three, headless);
+  EXPECT_NE(expected_key(small.request), expected_key(tower));
 }
 
 TEST(RunCase, StageTimesSumEveryRunOfAStageInPipelineOrder) {

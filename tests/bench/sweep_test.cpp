@@ -44,6 +44,11 @@ std::vector<std::string> names_of(const std::vector<CaseReport>& cases) {
   return names;
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
 const std::vector<std::string> kTinyGrid{"fp8-b1-n1-default", "fp8-b1-n1-4k", "fp8-b2-n1-default", "fp8-b2-n1-4k"};
 
 TEST(Sweep, GridIsInReportOrderWithoutDuplicates) {
@@ -62,6 +67,107 @@ TEST(Sweep, GridIsInReportOrderWithoutDuplicates) {
   EXPECT_EQ(grid[5].budget_kib, 256u);
   // The default grid is the reference's: 15 cases.
   EXPECT_EQ(sweep_grid(SweepOptions{}).size(), 15u);
+}
+
+// A ViT tower's grid crosses layers where an MLP's crosses blocks; its
+// names and labels say the layers, and the workload's own count is the default.
+TEST(Sweep, ATowersGridCrossesLayers) {
+  SweepOptions options;
+  options.workload = "vit";
+  options.batches = {1, 2};
+  options.layers = {1, 2, 1};
+  options.budgets_kib = {0};
+  const std::vector<GridCase> grid = sweep_grid(options);
+  std::vector<std::string> names, labels;
+  for (const GridCase& grid_case : grid) {
+    names.push_back(grid_case.name);
+    labels.push_back(grid_case.workload);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"fp8-b1-l1-default", "fp8-b1-l2-default", "fp8-b2-l1-default",
+                                             "fp8-b2-l2-default"}));
+  EXPECT_EQ(labels, (std::vector<std::string>{"vit 16x32 layers 1", "vit 16x32 layers 2", "vit 16x32 layers 1",
+                                              "vit 16x32 layers 2"}));
+  EXPECT_EQ(grid[3].options.layers, 2);
+  EXPECT_EQ(grid[3].options.batch, 2);
+
+  options.workload = "siglip-vit";
+  options.layers.clear();
+  options.batches = {1};
+  options.base.head = false;
+  const std::vector<GridCase> tower = sweep_grid(options);
+  ASSERT_EQ(tower.size(), 1u);
+  EXPECT_EQ(tower[0].name, "fp8-b1-l27-default");
+  EXPECT_EQ(tower[0].workload, "siglip-vit layers 27 no head");
+
+  options.workload = "siglip-vit-layer";
+  options.base.head = true;
+  EXPECT_EQ(sweep_grid(options).at(0).name, "fp8-b1-default");
+}
+
+// A point the workload does not take is refused before its name (which
+// has no blocks for a tower, no layers for an MLP) could hide it.
+TEST(Sweep, AGridPointTheWorkloadDoesNotTakeIsBadInput) {
+  const auto expect_refused = [](const SweepOptions& options, const std::string& message) {
+    try {
+      sweep_grid(options);
+      ADD_FAILURE() << "no error for " << options.workload;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::BadInput);
+      EXPECT_THAT(error.what(), HasSubstr(message));
+    }
+  };
+  SweepOptions tower;
+  tower.workload = "vit";
+  tower.blocks = {1, 2};
+  expect_refused(tower, "workload 'vit': blocks is an option of the MLP workloads");
+  SweepOptions mlp;
+  mlp.layers = {2};
+  expect_refused(mlp, "workload 'siglip-mlp': layers and head are options of workloads 'siglip-vit' and 'vit'");
+  SweepOptions layer;
+  layer.workload = "vit-layer";
+  layer.layers = {3};
+  expect_refused(layer, "workload 'vit-layer': it is one encoder layer, without the head");
+}
+
+// The small tower, one and two layers: every case passes, says its layers
+// and head, and keeps the MLP's keys with blocks null.
+TEST(Sweep, RunsATowerCasePerLayerCount) {
+  const std::string out = fresh_directory("tower");
+  SweepOptions options;
+  options.workload = "vit";
+  options.batches = {1};
+  options.layers = {1, 2};
+  options.budgets_kib = {0};
+  options.machine = ipu21_cut(16);
+  options.out_directory = out;
+  options.profiles = false;
+  const SweepResult result = run_sweep(options);
+  ASSERT_EQ(names_of(result.cases), (std::vector<std::string>{"fp8-b1-l1-default", "fp8-b1-l2-default"}));
+  for (std::size_t i = 0; i < 2; ++i) {
+    const CaseReport& report = result.cases[i];
+    EXPECT_EQ(report.status, kPass) << ::testing::PrintToString(report.diagnostic);
+    EXPECT_EQ(report.layers, static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(report.head, true);
+    EXPECT_FALSE(report.blocks.has_value());
+    EXPECT_EQ(report.batch, 1);
+    EXPECT_EQ(report.workload, fmt::format("vit 16x32 layers {}", i + 1));
+    ASSERT_TRUE(report.key.has_value());
+    EXPECT_THAT(report.key->options, HasSubstr(fmt::format(", layers {}, head", i + 1)));
+    EXPECT_TRUE(report.cycles.has_value());
+  }
+  // Two layers run longer than one.
+  EXPECT_GT(*result.cases[1].cycles, *result.cases[0].cycles);
+  EXPECT_NE(result.cases[0].key->graph, result.cases[1].key->graph);
+  EXPECT_THAT(file_text(out + "/report.md"),
+              HasSubstr("# tilec sweep: vit 16x32 layers 1, vit 16x32 layers 2 on ipu21:16 (2 of 2 cases)\n"));
+  EXPECT_THAT(file_text(out + "/report.md"), HasSubstr("| fp8-b1-l2-default | pass | "));
+  EXPECT_EQ(run_sweep(options).kept, 2);
+  // Without the head: other cases under the same names, run again.
+  options.base.head = false;
+  const SweepResult headless = run_sweep(options);
+  EXPECT_EQ(headless.ran, 2);
+  EXPECT_EQ(headless.cases[0].head, false);
+  EXPECT_EQ(headless.cases[0].workload, "vit 16x32 layers 1 no head");
 }
 
 TEST(Sweep, WritesEveryCaseAndTheReports) {
@@ -108,11 +214,6 @@ TEST(Sweep, PassingCasesGetAProfilePage) {
   EXPECT_EQ(result.cases[1].profile, "");
   EXPECT_FALSE(fs::exists(out + "/fp8-b1-n1-4k/profile.html"));
   EXPECT_EQ(read_report_file(out + "/report.json")[0].profile, "fp8-b1-n1-default/profile.html");
-}
-
-std::string file_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
 }
 
 TEST(Sweep, ResumesWithoutRedoingFinishedCases) {

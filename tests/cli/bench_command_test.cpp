@@ -4,6 +4,7 @@
 #include "support/duration.h"
 #include "tilec_process.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -154,6 +155,110 @@ TEST(BenchCommand, BadFlagsExitTwoBeforeRunning) {
   const TilecRun siglip = run_tilec("bench --workload siglip-mlp --tokens 5 --out " + out);
   EXPECT_EQ(siglip.exit_code, 2);
   EXPECT_EQ(siglip.err, "tilec: error: --tokens 5: applies to workload mlp only, not siglip-mlp\n");
+}
+
+const std::string kTinyTower = "bench --workload vit --tiles 16 --batches 1 --no-profiles";
+
+// The small ViT tower, one and two layers: a case per count, named by it,
+// with every key an MLP case has and its layers; the default budget alone.
+TEST(BenchCommand, RunsTheTowerByLayersWithTheMlpKeys) {
+  const std::string out = fresh_directory("bench_tower");
+  const TilecRun run = run_tilec(kTinyTower + " --layers 1,2 --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(file_text(out + "/report.json"));
+  ASSERT_EQ(report.size(), 2u);
+  const std::string mlp_out = fresh_directory("bench_tower_mlp");
+  ASSERT_EQ(run_tilec(kTinyWorkload + " --batches 1 --budgets default --out " + mlp_out).exit_code, 0);
+  const std::set<std::string> mlp_keys = keys_of(nlohmann::json::parse(file_text(mlp_out + "/report.json")).at(0));
+  for (std::size_t i = 0; i < 2; ++i) {
+    const nlohmann::json& tower = report[i];
+    EXPECT_EQ(keys_of(tower), mlp_keys);
+    EXPECT_EQ(tower["case"], fmt::format("fp8-b1-l{}-default", i + 1));
+    EXPECT_EQ(tower["status"], "pass");
+    EXPECT_EQ(tower["layers"], i + 1);
+    EXPECT_EQ(tower["head"], true);
+    EXPECT_TRUE(tower["blocks"].is_null());
+    EXPECT_EQ(tower["batch"], 1);
+    EXPECT_EQ(tower["budget_kib"], 0);
+    EXPECT_EQ(tower["workload"], fmt::format("vit 16x32 layers {}", i + 1));
+    EXPECT_GT(tower["cycles"].get<std::uint64_t>(), 0u);
+    EXPECT_FALSE(tower["stages"].empty());
+    EXPECT_GT(tower["compileSeconds"].get<double>(), 0.0);
+  }
+  EXPECT_THAT(file_text(out + "/report.md"), HasSubstr("| fp8-b1-l1-default | pass | "));
+  EXPECT_THAT(run.out, HasSubstr("| fp8-b1-l2-default | pass | "));
+  EXPECT_THAT(run.out, HasSubstr("2 cases: 2 run, 0 kept from an earlier sweep; "));
+}
+
+// --width and --hidden as `run` takes them; the workload's own layers by
+// default; --budgets as given.
+TEST(BenchCommand, SizesTheToyTowerAndItsLayer) {
+  const std::string out = fresh_directory("bench_tower_sized");
+  const TilecRun run =
+      run_tilec(kTinyTower + " --width 32 --hidden 48 --precisions fp16 --budgets default,64 --quiet --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json towers = nlohmann::json::parse(file_text(out + "/report.json"));
+  ASSERT_EQ(towers.size(), 2u);
+  EXPECT_EQ(towers[0]["case"], "fp16-b1-l2-default");
+  EXPECT_EQ(towers[1]["case"], "fp16-b1-l2-64k");
+  EXPECT_EQ(towers[1]["budget_kib"], 64);
+  EXPECT_EQ(towers[0]["workload"], "vit 32x48 layers 2");
+  const std::string layer_out = fresh_directory("bench_tower_layer");
+  const TilecRun layer = run_tilec("bench --workload vit-layer --tiles 16 --batches 1,2 --no-profiles --quiet --out " +
+                                   layer_out);
+  ASSERT_EQ(layer.exit_code, 0) << layer.err;
+  const nlohmann::json cases = nlohmann::json::parse(file_text(layer_out + "/report.json"));
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[1]["case"], "fp8-b2-default");
+  EXPECT_TRUE(cases[1]["layers"].is_null());
+  EXPECT_EQ(cases[1]["workload"], "vit-layer 16x32");
+}
+
+// Resuming keeps a tower case only for the same layers and head: other
+// --layers are other cases, and --no-head runs the same names again.
+TEST(BenchCommand, ChangedLayersOrHeadRunsAgain) {
+  const std::string out = fresh_directory("bench_tower_resume");
+  ASSERT_EQ(run_tilec(kTinyTower + " --layers 1 --out " + out).exit_code, 0);
+  const TilecRun more = run_tilec(kTinyTower + " --layers 1,2 --out " + out);
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  EXPECT_THAT(more.out, HasSubstr("2 cases: 1 run, 1 kept from an earlier sweep; "));
+  EXPECT_THAT(more.err, HasSubstr("bench [1/2] fp8-b1-l1-default: finished earlier (pass"));
+  const TilecRun headless = run_tilec(kTinyTower + " --layers 1,2 --no-head --out " + out);
+  ASSERT_EQ(headless.exit_code, 0) << headless.err;
+  EXPECT_THAT(headless.out, HasSubstr("2 cases: 2 run, 0 kept from an earlier sweep; "));
+  EXPECT_THAT(headless.err, HasSubstr("bench [2/2] fp8-b1-l2-default: found a case of vit 16x32 layers 2 on "
+                                      "ipu21:16: running again"));
+  const nlohmann::json report = nlohmann::json::parse(file_text(out + "/report.json"));
+  EXPECT_EQ(report[1]["head"], false);
+  EXPECT_EQ(report[1]["workload"], "vit 16x32 layers 2 no head");
+  EXPECT_THAT(report[1]["key"]["options"].get<std::string>(), HasSubstr(", layers 2, no head"));
+  const TilecRun again = run_tilec(kTinyTower + " --layers 1,2 --no-head --quiet --out " + out);
+  EXPECT_THAT(again.out, HasSubstr("2 cases: 0 run, 2 kept from an earlier sweep; "));
+}
+
+// A flag the workload does not take: one line naming it, exit 2, nothing run.
+TEST(BenchCommand, FlagsTheWorkloadDoesNotTakeExitTwo) {
+  const std::string out = fresh_directory("bench_tower_flags");
+  const auto expect_error = [&](const std::string& flags, const std::string& message) {
+    const TilecRun run = run_tilec("bench --tiles 16 --quiet --out " + out + " " + flags);
+    EXPECT_EQ(run.exit_code, 2) << flags;
+    EXPECT_EQ(run.err, "tilec: error: " + message + "\n") << flags;
+    EXPECT_EQ(run.out, "") << flags;
+  };
+  expect_error("--workload vit --blocks 1,2", "--blocks 2: applies to workload siglip-mlp or mlp only, not vit");
+  expect_error("--workload mlp --layers 2", "--layers 2: applies to workload siglip-vit or vit only, not mlp");
+  expect_error("--workload vit-layer --layers 2",
+               "--layers 2: applies to workload siglip-vit or vit only, not vit-layer");
+  expect_error("--workload siglip-vit-layer --no-head",
+               "--no-head: applies to workload siglip-vit or vit only, not siglip-vit-layer");
+  expect_error("--workload siglip-mlp --no-head",
+               "--no-head: applies to workload siglip-vit or vit only, not siglip-mlp");
+  expect_error("--workload siglip-vit --width 64",
+               "--width 64: applies to workload mlp, vit or vit-layer only, not siglip-vit");
+  expect_error("--workload vit --bias", "--bias: applies to workload siglip-mlp or mlp only, not vit");
+  expect_error("--workload vit --tokens 4", "--tokens 4: applies to workload mlp only, not vit");
+  expect_error("--workload vit --layers 1,0", "--layers 0: must be an integer >= 1");
+  EXPECT_FALSE(std::filesystem::exists(out + "/report.json"));
 }
 
 }  // namespace
