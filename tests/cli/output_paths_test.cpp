@@ -14,8 +14,10 @@ using ::testing::Not;
 
 const std::string kSmallMlp = "--workload mlp --tokens 40 --width 32 --hidden 64 --target ipu21:16";
 
+// Each test its own folder: ctest runs them at once.
 struct Folder {
-  std::string dir = fresh_directory("output_paths");
+  std::string dir = fresh_directory(std::string("output_paths_") +
+                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::string file = dir + "/a_file";
   std::string folder = dir + "/a_folder";
   Folder() {
