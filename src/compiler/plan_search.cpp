@@ -114,9 +114,11 @@ struct Label {
   // -1. Steps read their inputs from there.
   std::vector<int> layout_of;
 
-  // Weights and the host input's per-chunk records stay for the whole run.
+  // Weights, the host input's per-chunk records and the supervisor's code
+  // stay for the whole run.
+  std::int64_t resident_bytes() const { return weight_bytes + input_bytes + 8 * supervisor_bundles; }
   bool dominates(const Label& other) const {
-    return cycles <= other.cycles && weight_bytes + input_bytes <= other.weight_bytes + other.input_bytes &&
+    return cycles <= other.cycles && resident_bytes() <= other.resident_bytes() &&
            activation_peak <= other.activation_peak;
   }
 };
@@ -133,7 +135,7 @@ void add_weight_bytes(Label& label, std::int64_t bytes, bool per_iteration) {
   if (per_iteration) label.record_bytes += bytes;
 }
 
-std::int64_t label_bytes(const Label& label) { return label.weight_bytes + label.input_bytes + label.activation_peak; }
+std::int64_t label_bytes(const Label& label) { return label.resident_bytes() + label.activation_peak; }
 
 void insert_label(std::vector<Label>& front, Label label) {
   for (const Label& existing : front)
@@ -781,7 +783,7 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         if (data > options.machine.interleaved.bytes() && label.record_bytes > 0 && iterations > 1) {
           const std::int64_t stride = ceil_div(label.record_bytes, iterations);
           const std::int64_t free = std::max<std::int64_t>(0, options.machine.standard.bytes() - code);
-          const std::int64_t moved = std::min(label.record_bytes, free / stride * stride);
+          const std::int64_t moved = std::min(label.record_bytes, free / 16 * 16);
           if (moved > 0) {
             choice.staged_weights = true;
             data += stride - moved;

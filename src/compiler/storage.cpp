@@ -39,23 +39,21 @@ MemoryMap place_storage(Lir& lir, std::uint32_t library_bytes, std::uint32_t cod
                                map.standard_end - machine.standard.begin, machine.standard.bytes());
   }
 
-  // Largest first (resident ones before all), each at the lowest address
-  // free of every placed buffer whose lifetime it overlaps.
-  // Staged weights: the iteration record fills the top of standard memory
-  // with as many iterations as fit there and runs on into interleaved
-  // memory, one address range across the boundary (64-bit sends read it).
+  // Staged weights: the iteration record fills standard memory above the
+  // code and runs on into interleaved memory, one address range across the
+  // boundary (only sends read it, and they may cross it).
   std::uint32_t data_begin = machine.interleaved.begin;
   if (lir.staged_record >= 0) {
     TILEC_CHECK(machine.standard.end == machine.interleaved.begin, "staged weights need adjacent memory classes");
     Buffer& record = lir.buffers[static_cast<std::size_t>(lir.staged_record)];
-    const std::uint32_t stride = lir.iteration_record_bytes;
-    const std::uint32_t iterations = record.bytes / stride;
     const std::uint32_t code_end = align(map.standard_end, 16);
-    const std::uint32_t below = code_end < machine.standard.end ? std::min(iterations, (machine.standard.end - code_end) / stride) : 0;
-    record.address = machine.standard.end - below * stride;
-    data_begin += (iterations - below) * stride;
+    const std::uint32_t below = code_end < machine.standard.end ? std::min(record.bytes, machine.standard.end - code_end) : 0;
+    record.address = machine.standard.end - below;
+    data_begin += record.bytes - below;
     if (below > 0) map.standard_end = machine.standard.end;  // the highest byte used
   }
+  // Largest first (resident ones before all), each at the lowest address
+  // free of every placed buffer whose lifetime it overlaps.
   std::vector<int> order;
   for (std::size_t i = 0; i < lir.buffers.size(); ++i)
     if (lir.buffers[i].alias_of < 0 && lir.buffers[i].bytes > 0 && static_cast<int>(i) != lir.staged_record)

@@ -146,9 +146,11 @@ struct TileState {
   }
   // The extent of memory the tile has used, per class: one past the highest
   // byte any load, store, receive, segment or bound tensor has touched.
+  // A range across the classes' boundary counts in both.
   void touch(std::uint32_t address, std::uint32_t size) {
-    std::uint32_t& high = address >= config->interleaved_begin ? interleaved_high : standard_high;
-    high = std::max(high, address + size);
+    const std::uint32_t end = address + size, boundary = config->interleaved_begin;
+    if (address < boundary) standard_high = std::max(standard_high, std::min(end, boundary));
+    if (end > boundary || address >= boundary) interleaved_high = std::max(interleaved_high, end);
   }
   std::uint32_t standard_high = 0;
   std::uint32_t interleaved_high = 0;
