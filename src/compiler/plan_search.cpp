@@ -114,11 +114,9 @@ struct Label {
   // -1. Steps read their inputs from there.
   std::vector<int> layout_of;
 
-  // Weights, the host input's per-chunk records and the supervisor's code
-  // stay for the whole run.
-  std::int64_t resident_bytes() const { return weight_bytes + input_bytes + 8 * supervisor_bundles; }
+  // Weights and the host input's per-chunk records stay for the whole run.
   bool dominates(const Label& other) const {
-    return cycles <= other.cycles && resident_bytes() <= other.resident_bytes() &&
+    return cycles <= other.cycles && weight_bytes + input_bytes <= other.weight_bytes + other.input_bytes &&
            activation_peak <= other.activation_peak;
   }
 };
@@ -135,7 +133,7 @@ void add_weight_bytes(Label& label, std::int64_t bytes, bool per_iteration) {
   if (per_iteration) label.record_bytes += bytes;
 }
 
-std::int64_t label_bytes(const Label& label) { return label.resident_bytes() + label.activation_peak; }
+std::int64_t label_bytes(const Label& label) { return label.weight_bytes + label.input_bytes + label.activation_peak; }
 
 void insert_label(std::vector<Label>& front, Label label) {
   for (const Label& existing : front)
