@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace tilec::reference {
@@ -151,23 +152,14 @@ void sums_over(const float* lhs, const float* rhs, std::span<float> c, std::int6
   });
 }
 
-}  // namespace
-
-void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
-          std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int k_parts) {
-  TILEC_CHECK(m >= 0 && n >= 0 && k >= 0, "gemm of negative size {}x{}x{}", m, n, k);
-  TILEC_CHECK(k_parts >= 1, "gemm in {} K parts", k_parts);
-  TILEC_CHECK(static_cast<std::int64_t>(a.size()) == m * k &&
-                  static_cast<std::int64_t>(b.size()) == k * n &&
-                  static_cast<std::int64_t>(c.size()) == m * n,
-              "gemm {}x{}x{} given buffers of {}, {} and {} floats", m, n, k, a.size(), b.size(),
-              c.size());
-  if (m == 0 || n == 0) return;
-  // Operands in the kernel's orders: A rows with k contiguous, B rows of k
-  // with columns contiguous.
-  std::vector<float> a_rows, b_rows;
-  const float* lhs = a.data();
-  const float* rhs = b.data();
+// The operands in the kernel's orders: A rows with k contiguous, B rows of
+// k with columns contiguous (transposed into `a_rows`, `b_rows` if need be).
+template <typename T>
+std::pair<const T*, const T*> kernel_order(std::span<const T> a, std::span<const T> b, std::int64_t m, std::int64_t n,
+                                           std::int64_t k, bool transpose_a, bool transpose_b, std::vector<T>& a_rows,
+                                           std::vector<T>& b_rows) {
+  const T* lhs = a.data();
+  const T* rhs = b.data();
   if (transpose_a) {
     a_rows.resize(static_cast<std::size_t>(m * k));
     for (std::int64_t p = 0; p < k; ++p)
@@ -180,6 +172,23 @@ void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c
       for (std::int64_t p = 0; p < k; ++p) b_rows[static_cast<std::size_t>(p * n + j)] = b[static_cast<std::size_t>(j * k + p)];
     rhs = b_rows.data();
   }
+  return {lhs, rhs};
+}
+
+}  // namespace
+
+void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
+          std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int k_parts) {
+  TILEC_CHECK(m >= 0 && n >= 0 && k >= 0, "gemm of negative size {}x{}x{}", m, n, k);
+  TILEC_CHECK(k_parts >= 1, "gemm in {} K parts", k_parts);
+  TILEC_CHECK(static_cast<std::int64_t>(a.size()) == m * k &&
+                  static_cast<std::int64_t>(b.size()) == k * n &&
+                  static_cast<std::int64_t>(c.size()) == m * n,
+              "gemm {}x{}x{} given buffers of {}, {} and {} floats", m, n, k, a.size(), b.size(),
+              c.size());
+  if (m == 0 || n == 0) return;
+  std::vector<float> a_rows, b_rows;
+  const auto [lhs, rhs] = kernel_order(a, b, m, n, k, transpose_a, transpose_b, a_rows, b_rows);
   if (k_parts == 1) {
     sums_over(lhs, rhs, c, m, n, k, 0, k);
     return;
@@ -209,20 +218,7 @@ void gemm(std::span<const double> a, std::span<const double> b, std::span<double
   std::fill(c.begin(), c.end(), 0.0);
   if (m == 0 || n == 0) return;
   std::vector<double> a_rows, b_rows;
-  const double* lhs = a.data();
-  const double* rhs = b.data();
-  if (transpose_a) {
-    a_rows.resize(static_cast<std::size_t>(m * k));
-    for (std::int64_t p = 0; p < k; ++p)
-      for (std::int64_t i = 0; i < m; ++i) a_rows[static_cast<std::size_t>(i * k + p)] = a[static_cast<std::size_t>(p * m + i)];
-    lhs = a_rows.data();
-  }
-  if (transpose_b) {
-    b_rows.resize(static_cast<std::size_t>(k * n));
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t p = 0; p < k; ++p) b_rows[static_cast<std::size_t>(p * n + j)] = b[static_cast<std::size_t>(j * k + p)];
-    rhs = b_rows.data();
-  }
+  const auto [lhs, rhs] = kernel_order(a, b, m, n, k, transpose_a, transpose_b, a_rows, b_rows);
   const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
   const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
   // Each task owns a block of C and walks k in order for each output.
