@@ -19,6 +19,18 @@ std::uint32_t address_of(const Lir& lir, const Place& place, int chunk = 0, int 
          static_cast<std::uint32_t>(iteration) * place.iteration_stride;
 }
 
+// Axes [0, leading) of `shape` at index `outer` of their product (a
+// mixed-radix number), one element each.
+void add_leading_axes(Piece& piece, const std::vector<std::int64_t>& shape, std::size_t leading, std::int64_t outer) {
+  for (std::size_t axis = 0; axis < leading; ++axis) {
+    std::int64_t radix = 1;
+    for (std::size_t later = axis + 1; later < leading; ++later) radix *= shape[later];
+    piece.start.push_back(outer / radix % shape[axis]);
+    piece.size.push_back(1);
+    piece.strides.push_back(1);
+  }
+}
+
 const graph::TensorType& type_of_op(const graph::Graph& graph, const std::string& name) {
   for (const graph::Op& op : graph.ops)
     if (op.name == name && (op.kind == graph::OpKind::Input || op.kind == graph::OpKind::Parameter))
@@ -126,15 +138,7 @@ class Binder {
                 piece.tile = tile;
                 piece.address = address_of(lir_, place, chunk) +
                                 static_cast<std::uint32_t>(run.device_row + (row - run.graph_row) - rows.begin) * element;
-                std::int64_t outer = row / last_rows;
-                for (std::size_t axis = 0; axis + 2 < rank; ++axis) {
-                  // Leading axes as a mixed-radix number.
-                  std::int64_t radix = 1;
-                  for (std::size_t later = axis + 1; later + 2 < rank; ++later) radix *= type.shape[later];
-                  piece.start.push_back(outer / radix % type.shape[axis]);
-                  piece.size.push_back(1);
-                  piece.strides.push_back(1);
-                }
+                add_leading_axes(piece, type.shape, rank >= 2 ? rank - 2 : 0, row / last_rows);
                 if (rank >= 2) {
                   piece.start.push_back(row % last_rows);
                   piece.size.push_back(run_end - row);
@@ -182,14 +186,7 @@ class Binder {
         piece.tile = tile;
         piece.address = address + static_cast<std::uint32_t>((column - columns.begin) * column_stride +
                                                              (row - run.graph_row)) * element;
-        std::int64_t outer = item;
-        for (std::size_t axis = 0; axis + 3 < rank; ++axis) {
-          std::int64_t radix = 1;
-          for (std::size_t later = axis + 1; later + 3 < rank; ++later) radix *= image[later];
-          piece.start.push_back(outer / radix % image[axis]);
-          piece.size.push_back(1);
-          piece.strides.push_back(1);
-        }
+        add_leading_axes(piece, image, rank - 3, item);
         piece.start.insert(piece.start.end(), {py * p + i, px * p + j, c});
         piece.size.insert(piece.size.end(), {1, pixels, count});
         piece.strides.insert(piece.strides.end(), {1, channels * column_stride, column_stride});
@@ -221,14 +218,7 @@ class Binder {
             piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, static_cast<int>(piece_index % groups_.group_size)));
             piece.address = address_of(lir_, place, chunk) +
                             static_cast<std::uint32_t>(piece_index / groups_.group_size * kUnreadPieceElements) * element;
-            std::int64_t outer = item;
-            for (std::size_t axis = 0; axis + 3 < rank; ++axis) {
-              std::int64_t radix = 1;
-              for (std::size_t later = axis + 1; later + 3 < rank; ++later) radix *= image[later];
-              piece.start.push_back(outer / radix % image[axis]);
-              piece.size.push_back(1);
-              piece.strides.push_back(1);
-            }
+            add_leading_axes(piece, image, rank - 3, item);
             piece.start.insert(piece.start.end(), {pixels.y, pixels.x, 0});
             piece.size.insert(piece.size.end(), {1, pixels.pixels, channels});
             piece.strides.insert(piece.strides.end(), {1, channels, 1});

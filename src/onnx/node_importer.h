@@ -17,6 +17,13 @@
 
 namespace tilec::onnx_import {
 
+// The product of axes [begin, end) of `shape`.
+inline std::int64_t extent_product(const graph::Shape& shape, std::size_t begin, std::size_t end) {
+  std::int64_t count = 1;
+  for (std::size_t axis = begin; axis < end; ++axis) count *= shape[axis];
+  return count;
+}
+
 class NodeImporter;
 using NodeHandler = std::function<void(NodeImporter&)>;
 

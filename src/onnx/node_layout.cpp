@@ -15,12 +15,6 @@ namespace {
 using graph::OpKind;
 using graph::Shape;
 
-std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
-  std::int64_t count = 1;
-  for (std::size_t axis = begin; axis < end; ++axis) count *= shape[axis];
-  return count;
-}
-
 void reshape(NodeImporter& n) {
   const StagedId x = n.input(0);
   const Shape& from = n.shape_of(x);
@@ -40,7 +34,7 @@ void flatten(NodeImporter& n) {
   const std::size_t axis = n.attribute_int("axis", 1) == static_cast<std::int64_t>(shape.size())
                                ? shape.size()
                                : n.axis(n.attribute_int("axis", 1), shape.size(), "axis");
-  n.define(0, n.reshape(x, {product(shape, 0, axis), product(shape, axis, shape.size())}));
+  n.define(0, n.reshape(x, {extent_product(shape, 0, axis), extent_product(shape, axis, shape.size())}));
 }
 
 // Axes from input 1 (opset 13) or the attribute (before).
@@ -175,7 +169,7 @@ void shape(NodeImporter& n) {
 
 void size(NodeImporter& n) {
   const Shape& shape = n.shape_of(n.input(0));
-  n.define(0, n.constant(integer_tensor({}, {product(shape, 0, shape.size())}), StorageType{ElementType::F32, 0}, ""));
+  n.define(0, n.constant(integer_tensor({}, {extent_product(shape, 0, shape.size())}), StorageType{ElementType::F32, 0}, ""));
 }
 
 void constant_of_shape(NodeImporter& n) {

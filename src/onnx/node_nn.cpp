@@ -11,12 +11,6 @@ namespace {
 using graph::OpKind;
 using graph::Shape;
 
-std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
-  std::int64_t count = 1;
-  for (std::size_t axis = begin; axis < end; ++axis) count *= shape[axis];
-  return count;
-}
-
 graph::Op gemm_op(bool transpose_a, bool transpose_b) {
   graph::Op op{.kind = OpKind::Gemm};
   op.transpose_a = transpose_a;
@@ -76,7 +70,7 @@ void softmax(NodeImporter& n) {
     return;
   }
   const std::size_t axis = n.axis(n.attribute_int("axis", 1), shape.size(), "axis");
-  const StagedId flat = n.reshape(x, {product(shape, 0, axis), product(shape, axis, shape.size())}, ".flat");
+  const StagedId flat = n.reshape(x, {extent_product(shape, 0, axis), extent_product(shape, axis, shape.size())}, ".flat");
   op.axis = -1;
   n.define(0, n.reshape(n.stage(std::move(op), {flat}, {}, ".normalised"), shape));
 }
@@ -84,7 +78,7 @@ void softmax(NodeImporter& n) {
 // Scale or bias of the normalised axes as a [W] operand.
 StagedId row_operand(NodeImporter& n, int index, std::int64_t width, const std::string& suffix) {
   const StagedId operand = n.input(index);
-  const std::int64_t count = product(n.shape_of(operand), 0, n.shape_of(operand).size());
+  const std::int64_t count = extent_product(n.shape_of(operand), 0, n.shape_of(operand).size());
   if (count == width) return n.reshape(operand, {width}, suffix);
   const HostTensor* constant = n.constant_input(index);
   if (!constant || count != 1)
@@ -101,11 +95,11 @@ void layer_normalization(NodeImporter& n) {
   const Shape shape = n.shape_of(x);
   const std::size_t axis = n.axis(n.attribute_int("axis", -1), shape.size(), "axis");
   const float epsilon = n.attribute_float("epsilon", 1e-5f);
-  const std::int64_t width = product(shape, axis, shape.size());
+  const std::int64_t width = extent_product(shape, axis, shape.size());
   const StorageType storage = n.output_storage();
   // Over the last axis alone, x is normalised as it is (the compiler's form).
   const bool flattened = axis + 1 != shape.size();
-  const StagedId rows = flattened ? n.reshape(x, {product(shape, 0, axis), width}, ".rows") : x;
+  const StagedId rows = flattened ? n.reshape(x, {extent_product(shape, 0, axis), width}, ".rows") : x;
   const StagedId gamma = row_operand(n, 1, width, ".scale");
   const StagedId beta = n.has_input(2) ? row_operand(n, 2, width, ".bias")
                                        : n.constant(float_tensor({width}, std::vector<double>(static_cast<std::size_t>(width), 0.0)),
