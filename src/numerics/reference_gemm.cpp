@@ -121,19 +121,26 @@ void edge_kernel(const float* a, std::int64_t lda, const float* b, std::int64_t 
 }
 #endif
 
+// Runs body(row0, column0, rows, columns) for every kRowBlock x
+// kColumnBlock block of an m x n result, the blocks in parallel.
+template <typename Body>
+void for_each_block(std::int64_t m, std::int64_t n, Body&& body) {
+  const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
+  const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
+  parallel_for(0, static_cast<std::size_t>(row_blocks * column_blocks), [&](std::size_t task) {
+    const std::int64_t row0 = static_cast<std::int64_t>(task) / column_blocks * kRowBlock;
+    const std::int64_t column0 = static_cast<std::int64_t>(task) % column_blocks * kColumnBlock;
+    body(row0, column0, std::min(kRowBlock, m - row0), std::min(kColumnBlock, n - column0));
+  });
+}
+
 // C = the sequential sums over k in [k_begin, k_end), each from +0; lhs is
 // [m][k] and rhs [k][n] (the kernel's orders).
 void sums_over(const float* lhs, const float* rhs, std::span<float> c, std::int64_t m, std::int64_t n,
                std::int64_t k, std::int64_t k_begin, std::int64_t k_end) {
   std::fill(c.begin(), c.end(), 0.0f);
-  const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
-  const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
   // Each task owns a block of C: the result cannot depend on the threads.
-  parallel_for(0, static_cast<std::size_t>(row_blocks * column_blocks), [&](std::size_t task) {
-    const std::int64_t row0 = static_cast<std::int64_t>(task) / column_blocks * kRowBlock;
-    const std::int64_t column0 = static_cast<std::int64_t>(task) % column_blocks * kColumnBlock;
-    const std::int64_t rows = std::min(kRowBlock, m - row0);
-    const std::int64_t columns = std::min(kColumnBlock, n - column0);
+  for_each_block(m, n, [&](std::int64_t row0, std::int64_t column0, std::int64_t rows, std::int64_t columns) {
     for (std::int64_t depth0 = k_begin; depth0 < k_end; depth0 += kDepthBlock) {
       const std::int64_t depth = std::min(kDepthBlock, k_end - depth0);
       for (std::int64_t j = 0; j < columns; j += kMicroColumns)
@@ -219,14 +226,8 @@ void gemm(std::span<const double> a, std::span<const double> b, std::span<double
   if (m == 0 || n == 0) return;
   std::vector<double> a_rows, b_rows;
   const auto [lhs, rhs] = kernel_order(a, b, m, n, k, transpose_a, transpose_b, a_rows, b_rows);
-  const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
-  const std::int64_t column_blocks = (n + kColumnBlock - 1) / kColumnBlock;
   // Each task owns a block of C and walks k in order for each output.
-  parallel_for(0, static_cast<std::size_t>(row_blocks * column_blocks), [&](std::size_t task) {
-    const std::int64_t row0 = static_cast<std::int64_t>(task) / column_blocks * kRowBlock;
-    const std::int64_t column0 = static_cast<std::int64_t>(task) % column_blocks * kColumnBlock;
-    const std::int64_t rows = std::min(kRowBlock, m - row0);
-    const std::int64_t columns = std::min(kColumnBlock, n - column0);
+  for_each_block(m, n, [&](std::int64_t row0, std::int64_t column0, std::int64_t rows, std::int64_t columns) {
     for (std::int64_t depth0 = 0; depth0 < k; depth0 += kDepthBlock) {
       const std::int64_t depth = std::min(kDepthBlock, k - depth0);
       for (std::int64_t r = row0; r < row0 + rows; ++r) {
