@@ -1,6 +1,7 @@
 // The compiler driver: every stage, in order, each under a span of its name.
 #include "compiler/compile.h"
 
+#include "compiler/attempt_order.h"
 #include "compiler/chain.h"
 #include "compiler/construct_mid.h"
 #include "compiler/dump.h"
@@ -135,12 +136,13 @@ class Driver {
       search = search_plans(chain_, candidates_, group_sizes, kLibraryEstimate, options_);
     }
     log(fmt::format("search: {} plans considered, {} on the Pareto front", search.plans_considered, search.front.size()));
-    const std::uint32_t budget = options_.budget();
+    AttemptOrder order(options_.budget());
     int attempts = 0;
     for (const PlanChoice& choice : search.front) {
-      if (choice.estimate.peak_bytes > budget + budget / 4 && &choice != &search.front.back()) continue;
+      if (!order.worth_building(choice.estimate.peak_bytes, &choice == &search.front.back())) continue;
       if (++attempts > 8) break;
       if (std::optional<CompileResult> result = attempt(choice, machine)) return result;
+      order.rejected(choice.estimate.peak_bytes, last_rejected_peak_);
     }
     if (attempts == 0 && search.smallest) attempt(*search.smallest, machine);
     return std::nullopt;
@@ -160,6 +162,7 @@ class Driver {
     if (map.fits_classes && peak <= options_.budget()) return true;
     std::string why = map.fits_classes ? fmt::format("{} bytes over the budget", peak - options_.budget()) : map.overflow;
     log(fmt::format("rejected ({}): {}: peak {} bytes: {}", when, plan, peak, why));
+    last_rejected_peak_ = peak;
     if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, plan, memory_contributors(lir, map, 4), why};
     return false;
   }
@@ -288,6 +291,7 @@ class Driver {
   std::vector<std::string> log_;
   std::string dump_;
   Rejection best_rejection_;
+  std::uint32_t last_rejected_peak_ = 0;
 };
 
 }  // namespace

@@ -249,14 +249,18 @@ Layout stored_once(const Layout& layout, int spread) {
 }
 
 Layout spread_layout(std::int64_t chunk_panels, std::int64_t cols, int group_size) {
-  std::vector<Range> parts;
-  std::vector<std::vector<int>> tiles;
+  Layout layout;
   for (const Range& part : balanced_split(cols, group_size, kPanelRows))
-    if (part.size()) {
-      tiles.push_back({static_cast<int>(parts.size())});
-      parts.push_back(part);
-    }
-  return column_layout(chunk_panels, std::move(parts), std::move(tiles));
+    if (part.size()) layout.cols.push_back(part);
+  // Tiles the column parts leave free take row parts, so no tile holds
+  // every row of a narrow input.
+  const int row_parts = static_cast<int>(
+      std::clamp<std::int64_t>(group_size / static_cast<int>(layout.cols.size()), 1, chunk_panels));
+  layout.rows = row_split(chunk_panels, row_parts);
+  layout.piece_panels = largest_part_panels(layout.rows);
+  for (int r = 0; r < layout.row_parts(); ++r)
+    for (int c = 0; c < layout.col_parts(); ++c) layout.add_block({r * layout.col_parts() + c});
+  return layout;
 }
 
 }  // namespace tilec::compiler

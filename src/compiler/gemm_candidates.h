@@ -75,7 +75,7 @@ Layout stored_once(const Layout& layout, int spread);
 constexpr int kInputSpreads[] = {1, 4, 16, 1 << 20};
 
 // A map on a host input: its columns spread over the group in 16-column
-// parts, one a tile.
+// parts, and its rows over the tiles those leave, one block a tile.
 Layout spread_layout(std::int64_t chunk_panels, std::int64_t cols, int group_size);
 
 }  // namespace tilec::compiler

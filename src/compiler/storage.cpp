@@ -101,18 +101,30 @@ MemoryMap place_storage(Lir& lir, std::uint32_t library_bytes, std::uint32_t cod
 }
 
 std::string memory_contributors(const Lir& lir, const MemoryMap& map, int count) {
+  // The superstep whose live buffers take most bytes, and its largest ones:
+  // what a smaller plan must shrink.
+  const auto live_in = [&](const Buffer& buffer, int phase) {
+    return buffer.alias_of < 0 && buffer.bytes > 0 &&
+           (buffer.lifetime.resident || (buffer.lifetime.first <= phase && phase <= buffer.lifetime.last));
+  };
+  int busiest = 0;
+  std::uint64_t most = 0;
+  for (int phase = 0; phase < std::max(lir.phases, 1); ++phase) {
+    std::uint64_t bytes = 0;
+    for (const Buffer& buffer : lir.buffers)
+      if (live_in(buffer, phase)) bytes += buffer.bytes;
+    if (bytes > most) most = bytes, busiest = phase;
+  }
   std::vector<std::pair<std::uint32_t, std::string>> items;
   items.emplace_back(map.library_bytes + map.code_bytes, "code");
   items.emplace_back(map.arguments_bytes, "kernel arguments");
   for (const Buffer& buffer : lir.buffers)
-    if (buffer.bytes > 0) items.emplace_back(buffer.bytes, buffer.name);
+    if (live_in(buffer, busiest)) items.emplace_back(buffer.bytes, buffer.name);
   std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string text;
-  for (int i = 0; i < count && i < static_cast<int>(items.size()); ++i) {
-    if (i) text += ", ";
-    text += fmt::format("{} {:.1f} KiB", items[static_cast<std::size_t>(i)].second,
+  std::string text = fmt::format("at superstep {}:", busiest);
+  for (int i = 0; i < count && i < static_cast<int>(items.size()); ++i)
+    text += fmt::format("{} {} {:.1f} KiB", i ? "," : "", items[static_cast<std::size_t>(i)].second,
                         items[static_cast<std::size_t>(i)].first / 1024.0);
-  }
   return text;
 }
 

@@ -128,6 +128,7 @@ TEST(Compile, ABudgetBelowTheDataNamesThePeakTheTileAndTheBudget) {
     EXPECT_NE(message.find("the smallest peak any plan reached is"), std::string::npos) << message;
     EXPECT_NE(message.find("on tile"), std::string::npos) << message;
     EXPECT_NE(message.find("KiB"), std::string::npos) << message;  // what filled it
+    EXPECT_NE(message.find("at superstep "), std::string::npos) << message;  // and when
     EXPECT_EQ(message.find('\n'), std::string::npos);
   }
 }

@@ -67,5 +67,26 @@ TEST(GemmCandidates, Fp32PartialsInARepeatBody) {
   }
 }
 
+// A host input a map reads first: 16-column parts, and row parts on the
+// tiles the columns leave, so a narrow input (the patches' 588 columns on a
+// full chip) is not held whole by the few tiles of its column parts.
+TEST(GemmCandidates, AMapOnANarrowHostInputSpreadsItsRowsToo) {
+  const Layout layout = spread_layout(46, 588, 1472);
+  EXPECT_EQ(layout.col_parts(), 37);
+  EXPECT_EQ(layout.row_parts(), 39);
+  EXPECT_EQ(layout.piece_panels, 2);
+  std::set<int> tiles;
+  for (int block = 0; block < layout.blocks(); ++block) {
+    ASSERT_EQ(layout.block_tiles(block).size(), 1u);
+    tiles.insert(layout.block_tiles(block)[0]);
+  }
+  EXPECT_EQ(tiles.size(), static_cast<std::size_t>(layout.blocks()));
+  EXPECT_LT(*tiles.rbegin(), 1472);
+  // A wide input takes one row part, as many column parts as tiles.
+  const Layout wide = spread_layout(4, 16 * 2000, 64);
+  EXPECT_EQ(wide.row_parts(), 1);
+  EXPECT_EQ(wide.col_parts(), 64);
+}
+
 }  // namespace
 }  // namespace tilec::compiler
