@@ -139,8 +139,9 @@ class Driver {
     AttemptOrder order(options_.budget());
     int attempts = 0;
     for (const PlanChoice& choice : search.front) {
+      if (order.exhausted()) break;
       if (!order.worth_building(choice.estimate.peak_bytes, &choice == &search.front.back())) continue;
-      if (++attempts > 8) break;
+      ++attempts;
       if (std::optional<CompileResult> result = attempt(choice, machine)) return result;
       order.rejected(choice.estimate.peak_bytes, last_rejected_peak_);
     }
