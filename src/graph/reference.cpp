@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <type_traits>
@@ -105,18 +106,28 @@ std::span<const T> slice(const Buffer<T>& buffer, std::int64_t offset, std::int6
   return std::span<const T>(*buffer.data).subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(count));
 }
 
-// The FP32 reference's GEMM (which may sum K in parts), or the FP64 one.
+// How the FP32 reference sums a GEMM's K: in one part, in balanced parts,
+// or as a plan splits it.
+struct KOrder {
+  int balanced_parts = 1;
+  const reference::KSplit* split = nullptr;
+};
+
+// The FP32 reference's GEMM, or the FP64 one.
 void gemm_kernel(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
-                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int k_parts) {
-  reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, k_parts);
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, KOrder order) {
+  if (order.split)
+    reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, *order.split);
+  else
+    reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, order.balanced_parts);
 }
 void gemm_kernel(std::span<const double> a, std::span<const double> b, std::span<double> c, std::int64_t m,
-                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int) {
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, KOrder) {
   reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b);
 }
 
 template <typename T>
-Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape& result, int k_parts) {
+Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape& result, KOrder k_order) {
   const Shape& as = a.type.shape;
   const Shape& bs = b.type.shape;
   const std::int64_t m = result[result.size() - 2], n = result.back();
@@ -127,14 +138,14 @@ Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape
   if (product(b_batch) == 1 && !op.transpose_a) {
     // One B for every batch element: a single GEMM over all rows of A.
     const std::int64_t rows = product(a_batch) * m;
-    gemm_kernel(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_parts);
+    gemm_kernel(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_order);
     return c;
   }
   const BroadcastMap a_map(a_batch, batch), b_map(b_batch, batch);
   for (std::int64_t i = 0; i < product(batch); ++i)
     gemm_kernel(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
                 std::span<T>(c).subspan(static_cast<std::size_t>(i * m * n), static_cast<std::size_t>(m * n)), m, n,
-                k, op.transpose_a, op.transpose_b, k_parts);
+                k, op.transpose_a, op.transpose_b, k_order);
   return c;
 }
 
@@ -319,10 +330,10 @@ Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const 
       const std::vector<T> qh = columns_of(slice(q, q_map(i) * s * d, s * d), s, d, h * dh, dh);
       const std::vector<T> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
       const std::vector<T> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
-      gemm_kernel(qh, kh, scores, s, t, dh, false, true, 1);
+      gemm_kernel(qh, kh, scores, s, t, dh, false, true, KOrder{});
       for (T& score : scores) score *= scale;
       reference::softmax(std::span<const T>(scores), probabilities, t);
-      gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, 1);
+      gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, KOrder{});
       for (std::int64_t r = 0; r < s; ++r)
         std::copy_n(head_out.begin() + r * eh, eh, out.begin() + (i * s + r) * e + h * eh);
     }
@@ -359,19 +370,20 @@ class Interpreter {
   using Buffer = graph::Buffer<T>;
   using Values = graph::Values<T>;
 
-  Interpreter(bool keep_intermediates, int gemm_k_parts, TensorMap& intermediates)
-      : keep_(keep_intermediates), gemm_k_parts_(gemm_k_parts), intermediates_(intermediates) {}
+  Interpreter(bool keep_intermediates, int gemm_k_parts, const SummationOrder* order, TensorMap& intermediates)
+      : keep_(keep_intermediates), gemm_k_parts_(gemm_k_parts), order_(order), intermediates_(intermediates) {}
 
   // Runs `graph` with its arguments (bodies) or with `sources` supplying its
-  // inputs and parameters; returns its outputs' buffers in order.
+  // inputs and parameters; returns its outputs' buffers in order. `scope`
+  // prefixes op names in the summation order ("REPEAT." in a body).
   std::vector<Buffer> run(const Graph& graph, const std::vector<Buffer>& arguments,
-                          const TensorMap* sources, const std::string& prefix) {
+                          const TensorMap* sources, const std::string& prefix, const std::string& scope = "") {
     std::vector<Buffer> values(graph.values.size());
     for (std::size_t i = 0; i < arguments.size(); ++i)
       values[static_cast<std::size_t>(graph.arguments[i])] = arguments[i];
     for (const Op& op : graph.ops) {
       try {
-        execute(graph, op, values, sources, prefix);
+        execute(graph, op, values, sources, prefix, scope);
       } catch (const Error& error) {
         throw error.within(fmt::format("op '{}{}'", prefix, op.name));
       }
@@ -387,8 +399,19 @@ class Interpreter {
     return Buffer{graph.type(op.results[0]), std::make_shared<const Values>(stored.begin(), stored.end())};
   }
 
+  // The K order of gemm op `name`: the summation order's split when it
+  // names the op, else balanced parts.
+  KOrder k_order(const std::string& name) const {
+    if (order_) {
+      const auto found = order_->gemms.find(name);
+      if (found != order_->gemms.end()) return KOrder{1, &found->second};
+      return KOrder{};
+    }
+    return KOrder{gemm_k_parts_, nullptr};
+  }
+
   void execute(const Graph& graph, const Op& op, std::vector<Buffer>& values, const TensorMap* sources,
-               const std::string& prefix) {
+               const std::string& prefix, const std::string& scope) {
     auto operand = [&](std::size_t i) -> const Buffer& {
       return values[static_cast<std::size_t>(op.operands[i])];
     };
@@ -398,14 +421,14 @@ class Interpreter {
       return;
     }
     if (op.kind == OpKind::Repeat) {
-      std::vector<Buffer> results = repeat(op, values, prefix);
+      std::vector<Buffer> results = repeat(op, values, prefix, scope);
       for (std::size_t i = 0; i < results.size(); ++i) store(graph, op.results[i], values, results[i], prefix);
       return;
     }
     const TensorType& type = graph.type(op.results[0]);
     Values result;
     switch (op.kind) {
-      case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape, gemm_k_parts_); break;
+      case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape, k_order(scope + op.name)); break;
       case OpKind::Gelu: result = gelu(op, operand(0)); break;
       case OpKind::Add:
       case OpKind::Sub:
@@ -451,7 +474,8 @@ class Interpreter {
     values[static_cast<std::size_t>(id)] = std::move(buffer);
   }
 
-  std::vector<Buffer> repeat(const Op& op, const std::vector<Buffer>& values, const std::string& prefix) {
+  std::vector<Buffer> repeat(const Op& op, const std::vector<Buffer>& values, const std::string& prefix,
+                             const std::string& scope) {
     const auto carried = static_cast<std::size_t>(op.signature.carried);
     const auto sequence_end = carried + static_cast<std::size_t>(op.signature.sequence);
     std::vector<Buffer> operands;
@@ -471,13 +495,15 @@ class Interpreter {
         std::span<const T> part = slice(operands[i], iteration * size, size);
         arguments.push_back(Buffer{type, std::make_shared<const Values>(part.begin(), part.end())});
       }
-      state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration));
+      state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration),
+                  scope + op.name + ".");
     }
     return state;
   }
 
   bool keep_;
   int gemm_k_parts_;
+  const SummationOrder* order_;
   TensorMap& intermediates_;
 };
 
@@ -498,14 +524,47 @@ void check_sources(const Graph& graph, const TensorMap& tensors) {
   }
 }
 
+// Every op the order names must be a gemm of the graph (a body's as
+// "REPEAT.NAME"), so that a stale order cannot pass unnoticed.
+void collect_gemms(const Graph& graph, const std::string& scope, std::map<std::string, const Op*>& gemms) {
+  for (const Op& op : graph.ops) {
+    if (op.kind == OpKind::Gemm) gemms.emplace(scope + op.name, &op);
+    if (op.body) collect_gemms(*op.body, scope + op.name + ".", gemms);
+  }
+}
+
+void check_order_names(const Graph& graph, const SummationOrder& order) {
+  std::map<std::string, const Op*> gemms;
+  collect_gemms(graph, "", gemms);
+  for (const auto& [name, split] : order.gemms)
+    if (gemms.find(name) == gemms.end())
+      throw_bad_input(fmt::format("summation order of op '{}'", name), "the graph has no gemm of that name");
+}
+
+ReferenceResult run_interpreter(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,
+                                int gemm_k_parts, const SummationOrder* order);
+
 }  // namespace
 
 ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,
                               int gemm_k_parts) {
+  return run_interpreter(graph, tensors, keep_intermediates, gemm_k_parts, nullptr);
+}
+
+ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, const SummationOrder& order,
+                              bool keep_intermediates) {
+  check_order_names(graph, order);
+  return run_interpreter(graph, tensors, keep_intermediates, 1, &order);
+}
+
+namespace {
+
+ReferenceResult run_interpreter(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,
+                                int gemm_k_parts, const SummationOrder* order) {
   validate(graph);
   check_sources(graph, tensors);
   ReferenceResult result;
-  Interpreter<float> interpreter(keep_intermediates, gemm_k_parts, result.intermediates);
+  Interpreter<float> interpreter(keep_intermediates, gemm_k_parts, order, result.intermediates);
   std::vector<Buffer<float>> outputs = interpreter.run(graph, {}, &tensors, "");
   for (std::size_t i = 0; i < outputs.size(); ++i)
     result.outputs.insert_or_assign(graph.outputs[i].first,
@@ -513,11 +572,36 @@ ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool
   return result;
 }
 
+}  // namespace
+
+const Tensor& output_like(const TensorMap& values, const std::string& name, const Tensor& expected) {
+  const auto found = values.find(name);
+  if (found == values.end()) throw_bad_input("output '" + name + "'", "the device has no such output");
+  if (!(found->second.type == expected.type))
+    throw_bad_input("output '" + name + "'", "the device's is {} but the reference's is {}", type_text(found->second.type),
+                    type_text(expected.type));
+  return found->second;
+}
+
+std::int64_t differing_elements(const TensorMap& values, const TensorMap& reference) {
+  std::int64_t differing = 0;
+  for (const auto& [name, expected] : reference) {
+    // Decoding is exact and one-to-one but for NaNs, so equal float bits
+    // are equal stored bits.
+    const std::vector<float> want = expected.to_floats(), got = output_like(values, name, expected).to_floats();
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+      if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) ++differing;
+    }
+  }
+  return differing;
+}
+
 ExactOutputs run_exact_reference(const Graph& graph, const TensorMap& tensors) {
   validate(graph);
   check_sources(graph, tensors);
   TensorMap unused;
-  Interpreter<double> interpreter(false, 1, unused);
+  Interpreter<double> interpreter(false, 1, nullptr, unused);
   std::vector<Buffer<double>> outputs = interpreter.run(graph, {}, &tensors, "");
   ExactOutputs exact;
   for (std::size_t i = 0; i < outputs.size(); ++i) exact.insert_or_assign(graph.outputs[i].first, *outputs[i].data);

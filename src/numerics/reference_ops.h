@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace tilec::reference {
 
@@ -21,6 +22,39 @@ namespace tilec::reference {
 void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c,
           std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_a = false,
           bool transpose_b = false, int k_parts = 1);
+
+// How a plan that splits K over tiles sums each output of a GEMM: K in
+// explicit parts, each summed from +0 in k order as above; each part's sum
+// rounded to FP16 first when the parts travel as FP16; then, per range of
+// output columns, the parts added in FP32 in that range's order.
+struct KSplit {
+  // Part p sums k in [cuts[p], cuts[p + 1]); the cuts run from 0 to K in
+  // increasing order (an empty part adds nothing).
+  std::vector<std::int64_t> cuts;
+  bool half_partials = false;
+  // Output columns [begin, end) add the parts in the order `parts` (each
+  // part once); columns that no range covers add them in K order.
+  struct Columns {
+    std::int64_t begin = 0;
+    std::int64_t end = 0;
+    std::vector<int> parts;
+    bool operator==(const Columns&) const = default;
+  };
+  std::vector<Columns> orders;
+  bool operator==(const KSplit&) const = default;
+  int parts() const { return cuts.empty() ? 0 : static_cast<int>(cuts.size()) - 1; }
+};
+
+// C as above with K summed as `split` says. A split of one part is the
+// plain gemm. An invalid split (cuts not from 0 to K in order, an order
+// that is not a permutation of the parts, a range outside [0, N) or
+// overlapping another) is a BadInput naming what is wrong.
+void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
+          std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, const KSplit& split);
+
+// K cut into `parts` balanced parts of whole units of 16 k (the last part
+// ragged), added in K order: what `gemm`'s k_parts sums.
+KSplit balanced_k_split(std::int64_t k, int parts);
 
 // The same product in FP64, for the exact reference (graph/reference.h):
 // each output summed in k order without rounding to FP32. Multithreaded; the

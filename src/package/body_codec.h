@@ -22,6 +22,11 @@
 //     str name, u8 role, u8 element type, i32 scale, u32 rank, i64 shape[rank]
 //     u32 piece count, then per piece:
 //       u32 tile, u32 address, i64 start[rank], i64 size[rank], i64 strides[rank]
+//   u32 summation order count, then per gemm (graph/summation_order.h), by name:
+//     str op name, u8 flags (bit 0: FP16 partials; others 0),
+//     u32 cut count, i64 cuts[count],
+//     u32 column range count, then per range: i64 begin, i64 end,
+//       u32 part count, u32 parts[count] (each below the cut count)
 //
 // Every content is used by at least one segment. Enumerations are stored as
 // the codes below, which never change meaning within a format version.

@@ -62,6 +62,19 @@ json per_tile_bytes(const std::vector<std::uint64_t>& bytes) {
 
 std::string hex(std::uint64_t value) { return fmt::format("{:#x}", value); }
 
+// Per gemm whose K the plan splits: its cuts, the partials' type and the
+// column ranges with their order of parts.
+json summation_order_json(const graph::SummationOrder& order) {
+  json gemms = json::object();
+  for (const auto& [name, split] : order.gemms) {
+    json ranges = json::array();
+    for (const reference::KSplit::Columns& range : split.orders)
+      ranges.push_back({{"columns", {range.begin, range.end}}, {"parts", range.parts}});
+    gemms[name] = {{"cuts", split.cuts}, {"partials", split.half_partials ? "f16" : "f32"}, {"columnRanges", ranges}};
+  }
+  return gemms;
+}
+
 std::uint64_t get(const json& object, const char* key) { return object.at(key).get<std::uint64_t>(); }
 
 }  // namespace
@@ -106,6 +119,7 @@ json summary_report(const Package& package, const FileFacts& file) {
       {"exchange_groups", {{"count", package.exchange_groups.size()}, {"largest", largest_group}}},
       {"bindings", {{"count", package.bindings.size()}, {"by_role", roles}}},
       {"compile_info", compile_info},
+      {"summation_order", summation_order_json(package.summation_order)},
   };
 }
 
@@ -137,6 +151,9 @@ std::string summary_text(const json& summary) {
                       get(summary["bindings"], "count"), get(roles, "input"),
                       get(roles, "parameter"), get(roles, "output"));
   text += fmt::format("compile_info  {}\n", summary["compile_info"].dump());
+  for (const auto& [name, split] : summary["summation_order"].items())
+    text += fmt::format("K split       {}: cuts {}, partials {}, {} column ranges\n", name, split["cuts"].dump(),
+                        split["partials"].get<std::string>(), split["columnRanges"].size());
   return text;
 }
 
