@@ -1,5 +1,6 @@
 #include "compiler/summation_order.h"
 
+#include "compiler/row_candidates.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
@@ -42,16 +43,50 @@ reference::KSplit split_of(const MidProgram& program, const MidOp& reduce) {
   return split;
 }
 
+// A row op on split columns: its column parts in slot order, each part's
+// statistics ranges, and whether the received slots are merged first
+// (group_exchanges.cpp, add_row_statistics and add_row_apply).
+reference::RowSplit row_split_of(const Chain& chain, const MidProgram& program, const MidOp& apply) {
+  const Step& step = chain.steps[static_cast<std::size_t>(apply.step)];
+  const Layout& layout = program.values[static_cast<std::size_t>(apply.output)].layout;
+  const SplitRowPlan plan = split_row_plan(
+      step.kind == StepKind::LayerNorm ? RowKernel::LayerNorm : RowKernel::Softmax,
+      program.values[static_cast<std::size_t>(apply.inputs[0])].storage.element, step.result.element,
+      layout.piece_panels, layout.widest(), layout.col_parts());
+  reference::RowSplit split;
+  split.cuts.push_back(0);
+  for (const Range& part : layout.cols) {
+    TILEC_CHECK(part.begin == split.cuts.back() && part.size() > 0, "op '{}': column parts are not contiguous",
+                apply.name);
+    split.cuts.push_back(part.end);
+  }
+  split.ranges = plan.ranges;
+  split.merge_received = plan.merge_received;
+  return split;
+}
+
+template <typename Order>
+void add_order(std::map<std::string, Order>& orders, const std::string& name, const Order& order) {
+  const auto [found, added] = orders.emplace(name, order);
+  TILEC_CHECK(added || found->second == order, "op '{}' is computed in two orders", name);
+}
+
 }  // namespace
 
 graph::SummationOrder summation_order(const Chain& chain, const MidProgram& program) {
   graph::SummationOrder order;
   for (const MidOp& op : program.ops) {
-    if (op.kind != MidOpKind::Reduce || op.grid.k_parts < 2) continue;
+    if (op.step < 0) continue;
     const std::string name = order_name(chain, op.step);
-    reference::KSplit split = split_of(program, op);
-    const auto [found, added] = order.gemms.emplace(name, split);
-    TILEC_CHECK(added || found->second == split, "op '{}' is reduced in two orders", name);
+    switch (op.kind) {
+      case MidOpKind::Reduce:
+        if (op.grid.k_parts > 1) add_order(order.gemms, name, split_of(program, op));
+        break;
+      case MidOpKind::LayerNorm:
+      case MidOpKind::Softmax: add_order(order.rows, name, reference::RowSplit{}); break;
+      case MidOpKind::RowApply: add_order(order.rows, name, row_split_of(chain, program, op)); break;
+      default: break;
+    }
   }
   return order;
 }

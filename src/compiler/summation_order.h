@@ -1,7 +1,9 @@
 // The plan's summation order (graph/summation_order.h), read off the
 // mid-level program: for every GEMM whose K the plan splits over tiles, the
 // K parts, the type the partial sums travel in, and the order in which each
-// tile's combine kernel adds them for the output columns it reduces.
+// tile's combine kernel adds them for the output columns it reduces; for
+// every layernorm and softmax, whole rows or the column parts whose
+// statistics the row kernels combine.
 #pragma once
 
 #include "compiler/chain.h"

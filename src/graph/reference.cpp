@@ -262,8 +262,32 @@ Values<T> gelu(const Op& op, const Buffer<T>& x) {
   return out;
 }
 
+// The FP32 reference's row kernels (in a plan's order when `split` is
+// given), or the FP64 ones.
+void softmax_kernel(std::span<const float> x, std::span<float> out, std::int64_t width,
+                    const reference::RowSplit* split) {
+  if (split)
+    reference::softmax(x, out, width, *split);
+  else
+    reference::softmax(x, out, width);
+}
+void softmax_kernel(std::span<const double> x, std::span<double> out, std::int64_t width, const reference::RowSplit*) {
+  reference::softmax(x, out, width);
+}
+void layernorm_kernel(std::span<const float> x, std::span<const float> gamma, std::span<const float> beta,
+                      std::span<float> out, std::int64_t width, float epsilon, const reference::RowSplit* split) {
+  if (split)
+    reference::layernorm(x, gamma, beta, out, width, epsilon, *split);
+  else
+    reference::layernorm(x, gamma, beta, out, width, epsilon);
+}
+void layernorm_kernel(std::span<const double> x, std::span<const double> gamma, std::span<const double> beta,
+                      std::span<double> out, std::int64_t width, double epsilon, const reference::RowSplit*) {
+  reference::layernorm(x, gamma, beta, out, width, epsilon);
+}
+
 template <typename T>
-Values<T> softmax(const Op& op, const Buffer<T>& x) {
+Values<T> softmax(const Op& op, const Buffer<T>& x, const reference::RowSplit* split) {
   const Shape& shape = x.type.shape;
   const auto axis = static_cast<std::size_t>(op.axis < 0 ? op.axis + static_cast<int>(shape.size()) : op.axis);
   const std::int64_t length = shape[axis];
@@ -271,7 +295,7 @@ Values<T> softmax(const Op& op, const Buffer<T>& x) {
   const std::int64_t outer = product(drop_last(shape, shape.size() - axis));
   Values<T> out(x.data->size());
   if (inner == 1) {
-    reference::softmax(std::span<const T>(*x.data), out, length);
+    softmax_kernel(std::span<const T>(*x.data), out, length, split);
     return out;
   }
   // Make the softmax axis innermost, normalise, and put it back.
@@ -285,7 +309,7 @@ Values<T> softmax(const Op& op, const Buffer<T>& x) {
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) moved[moved_index(o, l, i)] = (*x.data)[original_index(o, l, i)];
-  reference::softmax(std::span<const T>(moved), normalised, length);
+  softmax_kernel(std::span<const T>(moved), normalised, length, split);
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) out[original_index(o, l, i)] = normalised[moved_index(o, l, i)];
@@ -293,10 +317,11 @@ Values<T> softmax(const Op& op, const Buffer<T>& x) {
 }
 
 template <typename T>
-Values<T> layernorm(const Op& op, const Buffer<T>& x, const Buffer<T>& gamma, const Buffer<T>& beta) {
+Values<T> layernorm(const Op& op, const Buffer<T>& x, const Buffer<T>& gamma, const Buffer<T>& beta,
+                    const reference::RowSplit* split) {
   Values<T> out(x.data->size());
-  reference::layernorm(std::span<const T>(*x.data), std::span<const T>(*gamma.data), std::span<const T>(*beta.data),
-                       out, x.type.shape.back(), static_cast<T>(op.epsilon));
+  layernorm_kernel(std::span<const T>(*x.data), std::span<const T>(*gamma.data), std::span<const T>(*beta.data), out,
+                   x.type.shape.back(), static_cast<T>(op.epsilon), split);
   return out;
 }
 
@@ -410,6 +435,13 @@ class Interpreter {
     return KOrder{gemm_k_parts_, nullptr};
   }
 
+  // How the plan computes row op `name`'s statistics, when it says.
+  const reference::RowSplit* row_split(const std::string& name) const {
+    if (!order_) return nullptr;
+    const auto found = order_->rows.find(name);
+    return found == order_->rows.end() ? nullptr : &found->second;
+  }
+
   void execute(const Graph& graph, const Op& op, std::vector<Buffer>& values, const TensorMap* sources,
                const std::string& prefix, const std::string& scope) {
     auto operand = [&](std::size_t i) -> const Buffer& {
@@ -454,8 +486,10 @@ class Interpreter {
         break;
       }
       case OpKind::Cast: result = *operand(0).data; break;
-      case OpKind::LayerNorm: result = layernorm(op, operand(0), operand(1), operand(2)); break;
-      case OpKind::Softmax: result = softmax(op, operand(0)); break;
+      case OpKind::LayerNorm:
+        result = layernorm(op, operand(0), operand(1), operand(2), row_split(scope + op.name));
+        break;
+      case OpKind::Softmax: result = softmax(op, operand(0), row_split(scope + op.name)); break;
       case OpKind::Attention: result = attention(op, operand(0), operand(1), operand(2), type.shape); break;
       case OpKind::Patchify: result = patchify(op, operand(0)); break;
       case OpKind::Reshape: result = *operand(0).data; break;
@@ -526,19 +560,29 @@ void check_sources(const Graph& graph, const TensorMap& tensors) {
 
 // Every op the order names must be a gemm of the graph (a body's as
 // "REPEAT.NAME"), so that a stale order cannot pass unnoticed.
-void collect_gemms(const Graph& graph, const std::string& scope, std::map<std::string, const Op*>& gemms) {
+// Every op the order names must be one of the graph's of that kind (a
+// body's as "REPEAT.NAME"), so that a stale order cannot pass unnoticed.
+void collect_ops(const Graph& graph, const std::string& scope, std::map<std::string, OpKind>& kinds) {
   for (const Op& op : graph.ops) {
-    if (op.kind == OpKind::Gemm) gemms.emplace(scope + op.name, &op);
-    if (op.body) collect_gemms(*op.body, scope + op.name + ".", gemms);
+    kinds.emplace(scope + op.name, op.kind);
+    if (op.body) collect_ops(*op.body, scope + op.name + ".", kinds);
   }
 }
 
 void check_order_names(const Graph& graph, const SummationOrder& order) {
-  std::map<std::string, const Op*> gemms;
-  collect_gemms(graph, "", gemms);
-  for (const auto& [name, split] : order.gemms)
-    if (gemms.find(name) == gemms.end())
+  std::map<std::string, OpKind> kinds;
+  collect_ops(graph, "", kinds);
+  for (const auto& [name, split] : order.gemms) {
+    const auto found = kinds.find(name);
+    if (found == kinds.end() || found->second != OpKind::Gemm)
       throw_bad_input(fmt::format("summation order of op '{}'", name), "the graph has no gemm of that name");
+  }
+  for (const auto& [name, split] : order.rows) {
+    const auto found = kinds.find(name);
+    if (found == kinds.end() || (found->second != OpKind::LayerNorm && found->second != OpKind::Softmax))
+      throw_bad_input(fmt::format("summation order of op '{}'", name),
+                      "the graph has no layernorm or softmax of that name");
+  }
 }
 
 ReferenceResult run_interpreter(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,

@@ -77,6 +77,30 @@ void layernorm(std::span<const float> x, std::span<const float> gamma,
 void layernorm(std::span<const double> x, std::span<const double> gamma, std::span<const double> beta,
                std::span<double> out, std::int64_t width, double epsilon);
 
+// How a compiled plan computes layernorm's and softmax's row statistics
+// (docs/kernels.md, "LayerNorm", "Softmax", "Split-column row kernels"):
+// whole rows on one tile, or the columns in parts whose statistics are
+// combined as the kernels combine them. Divisions by a column count are
+// the kernels' (a reciprocal, then Markstein's correction); softmax
+// multiplies by the reciprocal of its sum.
+struct RowSplit {
+  // Empty: whole rows. Else the column parts in slot order: part p covers
+  // [cuts[p], cuts[p + 1]), the cuts increasing from 0 to the width.
+  std::vector<std::int64_t> cuts;
+  // Each part's statistics are its `ranges` sub-ranges' (of c columns:
+  // range r covers [c r / R, c (r + 1) / R) of them), merged.
+  int ranges = 1;
+  // The parts' statistics are merged into one slot before they are applied.
+  bool merge_received = false;
+  bool operator==(const RowSplit&) const = default;
+};
+
+// layernorm and softmax (below) as a plan computes them. BadInput for a
+// split whose cuts are not increasing from 0 to the width, or ranges < 1.
+void layernorm(std::span<const float> x, std::span<const float> gamma, std::span<const float> beta,
+               std::span<float> out, std::int64_t width, float epsilon, const RowSplit& split);
+void softmax(std::span<const float> x, std::span<float> out, std::int64_t width, const RowSplit& split);
+
 // Over rows of length `width` (the softmax axis made innermost by the caller).
 void softmax(std::span<const float> x, std::span<float> out, std::int64_t width);
 void softmax(std::span<const double> x, std::span<double> out, std::int64_t width);

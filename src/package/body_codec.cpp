@@ -133,6 +133,42 @@ void write_summation_order(ByteWriter& out, const graph::SummationOrder& order) 
   }
 }
 
+constexpr std::uint8_t kMergeReceived = 1;
+constexpr std::size_t kMinRowOrderBytes = 4 + 4 + 1 + 4;
+
+// Per layernorm or softmax: its name, the ranges per part, flags (bit 0:
+// the received slots are merged first) and the column cuts.
+void write_row_orders(ByteWriter& out, const graph::SummationOrder& order) {
+  out.count(order.rows.size(), "row order");
+  for (const auto& [name, split] : order.rows) {
+    out.string(name);
+    out.u32(static_cast<std::uint32_t>(split.ranges));
+    out.u8(split.merge_received ? kMergeReceived : 0);
+    out.count(split.cuts.size(), "column cut");
+    write_vector(out, split.cuts);
+  }
+}
+
+void read_row_orders(ByteReader& in, graph::SummationOrder& order) {
+  const std::uint32_t rows = in.count("row order count", kMinRowOrderBytes);
+  for (std::uint32_t i = 0; i < rows; ++i) {
+    const std::size_t name_at = in.offset();
+    std::string name = in.string("row order op name");
+    reference::RowSplit split;
+    const std::size_t ranges_at = in.offset();
+    const std::uint32_t ranges = in.u32();
+    if (ranges < 1 || ranges > 64) in.fail_at(ranges_at, "op '{}' has {} column ranges per part", name, ranges);
+    split.ranges = static_cast<int>(ranges);
+    const std::size_t flags_at = in.offset();
+    const std::uint8_t flags = in.u8();
+    if (flags & ~kMergeReceived) in.fail_at(flags_at, "unknown row order flags {:#04x}", flags);
+    split.merge_received = (flags & kMergeReceived) != 0;
+    split.cuts = read_vector(in, in.count("column cut count", 8));
+    if (!order.rows.emplace(name, std::move(split)).second)
+      in.fail_at(name_at, "op '{}' has two row orders", name);
+  }
+}
+
 graph::SummationOrder read_summation_order(ByteReader& in) {
   graph::SummationOrder order;
   const std::uint32_t gemms = in.count("summation order count", kMinOrderBytes);
@@ -162,6 +198,7 @@ graph::SummationOrder read_summation_order(ByteReader& in) {
     if (!order.gemms.emplace(name, std::move(split)).second)
       in.fail_at(name_at, "op '{}' has two summation orders", name);
   }
+  read_row_orders(in, order);
   return order;
 }
 
@@ -202,6 +239,7 @@ EncodedBody encode_body(const Package& package) {
 
   for (const Binding& binding : package.bindings) write_binding(out, binding);
   write_summation_order(out, package.summation_order);
+  write_row_orders(out, package.summation_order);
 
   EncodedBody body;
   body.counts = {static_cast<std::uint32_t>(package.tiles.size()),

@@ -27,6 +27,10 @@
 //     u32 cut count, i64 cuts[count],
 //     u32 column range count, then per range: i64 begin, i64 end,
 //       u32 part count, u32 parts[count] (each below the cut count)
+//   u32 row order count, then per layernorm or softmax, by name:
+//     str op name, u32 ranges per part (1-64), u8 flags (bit 0: received
+//     slots merged first; others 0), u32 cut count, i64 cuts[count]
+//     (none: whole rows)
 //
 // Every content is used by at least one segment. Enumerations are stored as
 // the codes below, which never change meaning within a format version.

@@ -75,6 +75,14 @@ json summation_order_json(const graph::SummationOrder& order) {
   return gemms;
 }
 
+// Per layernorm or softmax: whole rows, or its column cuts, ranges and merge.
+json row_orders_json(const graph::SummationOrder& order) {
+  json rows = json::object();
+  for (const auto& [name, split] : order.rows)
+    rows[name] = {{"cuts", split.cuts}, {"ranges", split.ranges}, {"mergeReceived", split.merge_received}};
+  return rows;
+}
+
 std::uint64_t get(const json& object, const char* key) { return object.at(key).get<std::uint64_t>(); }
 
 }  // namespace
@@ -120,6 +128,7 @@ json summary_report(const Package& package, const FileFacts& file) {
       {"bindings", {{"count", package.bindings.size()}, {"by_role", roles}}},
       {"compile_info", compile_info},
       {"summation_order", summation_order_json(package.summation_order)},
+      {"row_orders", row_orders_json(package.summation_order)},
   };
 }
 
@@ -154,6 +163,11 @@ std::string summary_text(const json& summary) {
   for (const auto& [name, split] : summary["summation_order"].items())
     text += fmt::format("K split       {}: cuts {}, partials {}, {} column ranges\n", name, split["cuts"].dump(),
                         split["partials"].get<std::string>(), split["columnRanges"].size());
+  for (const auto& [name, split] : summary["row_orders"].items())
+    text += split["cuts"].empty()
+                ? fmt::format("row op        {}: whole rows\n", name)
+                : fmt::format("row op        {}: column cuts {}, {} ranges a part{}\n", name, split["cuts"].dump(),
+                              split["ranges"].get<int>(), split["mergeReceived"].get<bool>() ? ", received slots merged" : "");
   return text;
 }
 

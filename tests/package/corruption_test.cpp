@@ -63,6 +63,8 @@ struct MinimalBody {
   std::uint32_t orders = 0;  // summation orders, each of op "gemm1"
   std::uint8_t order_flags = 0;
   std::uint32_t order_part = 0;
+  std::uint32_t row_orders = 0;  // row orders, each of op "norm", whole rows
+  std::uint32_t row_ranges = 1;
 
   Bytes bytes() const {
     ByteWriter out;
@@ -113,6 +115,13 @@ struct MinimalBody {
       out.i64(2);
       out.u32(1);
       out.u32(order_part);
+    }
+    out.u32(row_orders);
+    for (std::uint32_t i = 0; i < row_orders; ++i) {
+      out.string("norm");
+      out.u32(row_ranges);
+      out.u8(0);
+      out.u32(0);  // whole rows
     }
     return out.bytes();
   }
@@ -197,34 +206,34 @@ TEST(Corruption, DecompressionProblems) {
 // MinimalBody's layout: contents at 17, the tile at 29 (segment count at 37,
 // segment flags at 54, content index at 55, symbol kind at 79), groups at
 // 84, the binding at 92 (role 97, element type 98, rank 103, piece count
-// 115), the summation order count at 151, 155 bytes in all.
+// 115), the summation and row order counts at 151 and 155, 159 bytes in all.
 TEST(Corruption, CountsBeyondTheBodyAreRejectedBeforeAllocating) {
   Bytes body = MinimalBody{}.bytes();
-  ASSERT_EQ(body.size(), 155u);
+  ASSERT_EQ(body.size(), 159u);
   EXPECT_EQ(body_error(body, {4'000'000'000u, 1, 1, 1}),
-            "bad.tpk: body offset 29: header's tile count 4000000000 needs more than the 126 "
+            "bad.tpk: body offset 29: header's tile count 4000000000 needs more than the 130 "
             "bytes left");
   EXPECT_EQ(body_error(body, {1, 4'000'000'000u, 1, 1}),
             "bad.tpk: body offset 17: header's segment content count 4000000000 needs more than "
-            "the 138 bytes left");
+            "the 142 bytes left");
   EXPECT_EQ(body_error(body, {1, 1, 4'000'000'000u, 1}),
             "bad.tpk: body offset 84: header's exchange group count 4000000000 needs more than "
-            "the 71 bytes left");
+            "the 75 bytes left");
   EXPECT_EQ(body_error(body, {1, 1, 1, 4'000'000'000u}),
-            "bad.tpk: body offset 92: header's binding count 4000000000 needs more than the 63 "
+            "bad.tpk: body offset 92: header's binding count 4000000000 needs more than the 67 "
             "bytes left");
   EXPECT_EQ(body_error(MinimalBody{.segment_count = 0xFFFFFFFF}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 37: segment count 4294967295 needs at least 55834574835 bytes "
-            "but only 114 remain");
+            "but only 118 remain");
   EXPECT_EQ(body_error(MinimalBody{.rank = 0x10000000}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 103: rank 268435456 needs at least 2147483648 bytes but only 48 "
+            "bad.tpk: body offset 103: rank 268435456 needs at least 2147483648 bytes but only 52 "
             "remain");
   EXPECT_EQ(body_error(MinimalBody{.piece_count = 1000}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 115: piece count 1000 needs at least 32000 bytes but only 36 "
+            "bad.tpk: body offset 115: piece count 1000 needs at least 32000 bytes but only 40 "
             "remain");
   EXPECT_EQ(body_error(MinimalBody{.group_members = 100}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 84: group member count 100 needs at least 400 bytes but only "
-            "67 remain");
+            "71 remain");
 }
 
 TEST(Corruption, BadCodesAndIndices) {
@@ -246,7 +255,7 @@ TEST(Corruption, TrailingBytesInsideTheBody) {
   Bytes body = MinimalBody{}.bytes();
   body.push_back(7);
   EXPECT_EQ(body_error(body, kMinimalCounts),
-            "bad.tpk: body offset 155: 1 bytes of trailing data after the summation order");
+            "bad.tpk: body offset 159: 1 bytes of trailing data after the summation order");
 }
 
 TEST(Corruption, SummationOrderProblems) {
@@ -259,6 +268,12 @@ TEST(Corruption, SummationOrderProblems) {
             "bad.tpk: body offset 209: part 1 of op 'gemm1' does not exist (1 parts)");
   EXPECT_EQ(body_error(MinimalBody{.orders = 2}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 213: op 'gemm1' has two summation orders");
+  const Package rows = detail::decode_body(MinimalBody{.row_orders = 1}.bytes(), kMinimalCounts);
+  EXPECT_EQ(rows.summation_order.rows.at("norm"), reference::RowSplit{});
+  EXPECT_EQ(body_error(MinimalBody{.row_orders = 1, .row_ranges = 0}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 167: op 'norm' has 0 column ranges per part");
+  EXPECT_EQ(body_error(MinimalBody{.row_orders = 2}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 176: op 'norm' has two row orders");
 }
 
 TEST(Corruption, EveryFlippedByteIsAnError) {
