@@ -218,32 +218,38 @@ std::pair<const T*, const T*> kernel_order(std::span<const T> a, std::span<const
   return {lhs, rhs};
 }
 
-// C = the parts' sums of `split` added per column range in its order,
-// a strip of columns at a time, so the parts' sums need little memory.
+// C = the parts' sums of `split` added per column in its range's order, a
+// strip of columns at a time (every part's sums of the strip first, at the
+// kernel's full width), so the parts' sums need little memory.
 void split_sums(const float* lhs, const float* rhs, std::span<float> c, std::int64_t m, std::int64_t n,
                 std::int64_t k, const KSplit& split) {
   const int parts = split.parts();
-  for (const KSplit::Columns& range : column_orders(split, n))
-    for (std::int64_t strip = range.begin; strip < range.end; strip += kColumnBlock) {
-      const std::int64_t width = std::min(kColumnBlock, range.end - strip);
-      const std::size_t part_floats = static_cast<std::size_t>(m * width);
-      std::vector<float> sums(part_floats * static_cast<std::size_t>(parts));
-      for (int p = 0; p < parts; ++p) {
-        float* part = sums.data() + part_floats * static_cast<std::size_t>(p);
-        sums_over(lhs, rhs, part, width, m, n, k, strip, strip + width, split.cuts[static_cast<std::size_t>(p)],
-                  split.cuts[static_cast<std::size_t>(p) + 1]);
-        if (split.half_partials) round_to_half(std::span<float>(part, part_floats));
-      }
-      parallel_for(0, static_cast<std::size_t>(m), [&](std::size_t row) {
-        float* out = c.data() + static_cast<std::int64_t>(row) * n + strip;
-        const float* first = sums.data() + part_floats * static_cast<std::size_t>(range.parts[0]) + row * width;
-        std::copy_n(first, width, out);
-        for (std::size_t i = 1; i < range.parts.size(); ++i) {
-          const float* part = sums.data() + part_floats * static_cast<std::size_t>(range.parts[i]) + row * width;
-          for (std::int64_t j = 0; j < width; ++j) out[j] += part[j];
-        }
-      });
+  const std::vector<KSplit::Columns> ranges = column_orders(split, n);
+  std::vector<const std::vector<int>*> order_of(static_cast<std::size_t>(n));
+  for (const KSplit::Columns& range : ranges)
+    for (std::int64_t j = range.begin; j < range.end; ++j) order_of[static_cast<std::size_t>(j)] = &range.parts;
+  for (std::int64_t strip = 0; strip < n; strip += kColumnBlock) {
+    const std::int64_t width = std::min(kColumnBlock, n - strip);
+    const std::size_t part_floats = static_cast<std::size_t>(m * width);
+    std::vector<float> sums(part_floats * static_cast<std::size_t>(parts));
+    for (int p = 0; p < parts; ++p) {
+      float* part = sums.data() + part_floats * static_cast<std::size_t>(p);
+      sums_over(lhs, rhs, part, width, m, n, k, strip, strip + width, split.cuts[static_cast<std::size_t>(p)],
+                split.cuts[static_cast<std::size_t>(p) + 1]);
+      if (split.half_partials) round_to_half(std::span<float>(part, part_floats));
     }
+    parallel_for(0, static_cast<std::size_t>(m), [&](std::size_t row) {
+      float* out = c.data() + static_cast<std::int64_t>(row) * n + strip;
+      const float* first = sums.data() + row * static_cast<std::size_t>(width);
+      for (std::int64_t j = 0; j < width; ++j) {
+        const std::vector<int>& order = *order_of[static_cast<std::size_t>(strip + j)];
+        float total = first[part_floats * static_cast<std::size_t>(order[0]) + static_cast<std::size_t>(j)];
+        for (std::size_t i = 1; i < order.size(); ++i)
+          total += first[part_floats * static_cast<std::size_t>(order[i]) + static_cast<std::size_t>(j)];
+        out[j] = total;
+      }
+    });
+  }
 }
 
 }  // namespace

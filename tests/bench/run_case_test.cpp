@@ -112,6 +112,35 @@ TEST(RunCase, SplitSumsAreBitExactAgainstThePlanOrderReference) {
   EXPECT_GT(graph::differing_elements(outcome.outputs, small.data.reference().outputs), 0);
 }
 
+// The default sweep's kinds of case on small chips: FP8 and FP16, one and
+// two blocks, batch 1 and 2, the whole tile and a budget that splits K.
+TEST(RunCase, SweepKindsOfCaseAreBitExact) {
+  for (graph::Precision precision : {graph::Precision::Fp8, graph::Precision::Fp16})
+    for (std::int64_t blocks : {1, 2})
+      for (std::int64_t batch : {1, 2})
+        for (std::uint32_t tiles : {16u, 64u})
+          for (std::uint32_t budget_kib : {0u, 8u}) {
+            graph::MlpOptions options = small_mlp();
+            options.precision = precision;
+            options.blocks = blocks;
+            options.batch = batch;
+            WorkloadData data{"mlp", options};
+            CaseRequest request;
+            request.identity = workload_case("mlp", options, budget_kib);
+            request.graph = &data.graph();
+            request.data = &data.data();
+            request.reference = [&]() -> const ReferenceOutputs& { return data.reference(); };
+            request.compile.machine = ipu21_cut(tiles);
+            request.compile.budget_bytes = budget_kib * 1024;
+            const CaseOutcome outcome = run_case(request);
+            const std::string where = fmt::format("{} on {} tiles: {}", outcome.report.name, tiles, outcome.report.plan);
+            ASSERT_EQ(outcome.report.status, kPass) << where;
+            EXPECT_EQ(outcome.report.differing_elements, 0) << where;
+            // 8 KiB leaves no plan that sums K on one tile.
+            if (budget_kib == 8) EXPECT_TRUE(outcome.report.plan_order_reference_seconds.has_value()) << where;
+          }
+}
+
 TEST(RunCase, ADeviceThatRoundsItsPartialSumsOtherwiseIsNotBitExact) {
   SmallCase fp32_partials(8), fp16_partials(6);
   const package::Package planned = compiler::compile(fp32_partials.data.graph(), fp32_partials.request.compile).package;
