@@ -1,5 +1,6 @@
 #include "compiler/summation_order.h"
 
+#include "compiler/attention_candidates.h"
 #include "compiler/row_candidates.h"
 #include "support/error.h"
 
@@ -65,6 +66,28 @@ reference::RowSplit row_split_of(const Chain& chain, const MidProgram& program, 
   return split;
 }
 
+// An attention step: its key blocks' valid keys, the softmax's chunks and
+// the probabilities' type (attention_kernels: P in the operands' type).
+reference::AttentionSplit attention_split_of(const Chain& chain, const MidProgram& program, const MidOp& op) {
+  const Step& step = chain.steps[static_cast<std::size_t>(op.step)];
+  const AttentionShape shape = attention_shape(
+      chain, step, AttentionCandidate{op.attention_head_parts, op.attention_query_parts, op.attention_key_parts},
+      program.groups.chunk_panels);
+  const ElementType input = program.values[static_cast<std::size_t>(op.inputs[0])].storage.element;
+  const AttentionKernels kernels = attention_kernels(shape, input, step.result.element);
+  reference::AttentionSplit split;
+  split.key_cuts.push_back(0);
+  for (int b = 0; b < op.attention_key_parts; ++b) {
+    const std::int64_t valid = shape.valid_keys(b);
+    TILEC_CHECK(valid > 0 && shape.key_panels()[static_cast<std::size_t>(b)].begin * kPanelRows == split.key_cuts.back(),
+                "op '{}': key block {} holds no keys or does not follow the one before", op.name, b);
+    split.key_cuts.push_back(split.key_cuts.back() + valid);
+  }
+  split.softmax_chunks = kernels.softmax_chunks;
+  split.half_probabilities = kernels.softmax.output == ElementType::F16;
+  return split;
+}
+
 template <typename Order>
 void add_order(std::map<std::string, Order>& orders, const std::string& name, const Order& order) {
   const auto [found, added] = orders.emplace(name, order);
@@ -85,6 +108,7 @@ graph::SummationOrder summation_order(const Chain& chain, const MidProgram& prog
       case MidOpKind::LayerNorm:
       case MidOpKind::Softmax: add_order(order.rows, name, reference::RowSplit{}); break;
       case MidOpKind::RowApply: add_order(order.rows, name, row_split_of(chain, program, op)); break;
+      case MidOpKind::Attention: add_order(order.attentions, name, attention_split_of(chain, program, op)); break;
       default: break;
     }
   }

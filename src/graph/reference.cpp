@@ -335,8 +335,25 @@ std::vector<T> columns_of(std::span<const T> matrix, std::int64_t rows, std::int
   return part;
 }
 
+// One head from its unscaled scores: the reference's softmax and P V, or
+// (FP32, given a split) the plan's.
 template <typename T>
-Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Shape& result) {
+void attention_head(std::vector<T>& scores, const std::vector<T>& vh, std::vector<T>& probabilities,
+                    std::vector<T>& head_out, std::int64_t s, std::int64_t t, std::int64_t eh, T scale,
+                    const reference::AttentionSplit* split) {
+  if constexpr (std::is_same_v<T, float>)
+    if (split) {
+      reference::attention_head(scores, vh, head_out, s, t, eh, scale, *split);
+      return;
+    }
+  for (T& score : scores) score *= scale;
+  reference::softmax(std::span<const T>(scores), probabilities, t);
+  gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, KOrder{});
+}
+
+template <typename T>
+Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Shape& result,
+                    const reference::AttentionSplit* split) {
   const Shape& qs = q.type.shape;
   const Shape& ks = k.type.shape;
   const std::int64_t heads = op.attention_heads;
@@ -356,9 +373,7 @@ Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const 
       const std::vector<T> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
       const std::vector<T> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
       gemm_kernel(qh, kh, scores, s, t, dh, false, true, KOrder{});
-      for (T& score : scores) score *= scale;
-      reference::softmax(std::span<const T>(scores), probabilities, t);
-      gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, KOrder{});
+      attention_head(scores, vh, probabilities, head_out, s, t, eh, scale, split);
       for (std::int64_t r = 0; r < s; ++r)
         std::copy_n(head_out.begin() + r * eh, eh, out.begin() + (i * s + r) * e + h * eh);
     }
@@ -435,6 +450,13 @@ class Interpreter {
     return KOrder{gemm_k_parts_, nullptr};
   }
 
+  // How the plan computes attention op `name`, when it says.
+  const reference::AttentionSplit* attention_split(const std::string& name) const {
+    if (!order_) return nullptr;
+    const auto found = order_->attentions.find(name);
+    return found == order_->attentions.end() ? nullptr : &found->second;
+  }
+
   // How the plan computes row op `name`'s statistics, when it says.
   const reference::RowSplit* row_split(const std::string& name) const {
     if (!order_) return nullptr;
@@ -490,7 +512,9 @@ class Interpreter {
         result = layernorm(op, operand(0), operand(1), operand(2), row_split(scope + op.name));
         break;
       case OpKind::Softmax: result = softmax(op, operand(0), row_split(scope + op.name)); break;
-      case OpKind::Attention: result = attention(op, operand(0), operand(1), operand(2), type.shape); break;
+      case OpKind::Attention:
+        result = attention(op, operand(0), operand(1), operand(2), type.shape, attention_split(scope + op.name));
+        break;
       case OpKind::Patchify: result = patchify(op, operand(0)); break;
       case OpKind::Reshape: result = *operand(0).data; break;
       default: TILEC_CHECK(false, "op kind {} has no interpreter", op_kind_name(op.kind));
@@ -576,6 +600,11 @@ void check_order_names(const Graph& graph, const SummationOrder& order) {
     const auto found = kinds.find(name);
     if (found == kinds.end() || found->second != OpKind::Gemm)
       throw_bad_input(fmt::format("summation order of op '{}'", name), "the graph has no gemm of that name");
+  }
+  for (const auto& [name, split] : order.attentions) {
+    const auto found = kinds.find(name);
+    if (found == kinds.end() || found->second != OpKind::Attention)
+      throw_bad_input(fmt::format("summation order of op '{}'", name), "the graph has no attention of that name");
   }
   for (const auto& [name, split] : order.rows) {
     const auto found = kinds.find(name);

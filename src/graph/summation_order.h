@@ -30,8 +30,11 @@ struct SummationOrder {
   // kernels divide as the reference does not. An op not named here is
   // computed as the reference computes it.
   std::map<std::string, reference::RowSplit> rows;
+  // By attention op name: its key blocks, softmax chunks and the type of
+  // its probabilities. An attention not named here is the reference's.
+  std::map<std::string, reference::AttentionSplit> attentions;
   bool operator==(const SummationOrder&) const = default;
-  bool empty() const { return gemms.empty() && rows.empty(); }
+  bool empty() const { return gemms.empty() && rows.empty() && attentions.empty(); }
 };
 
 }  // namespace tilec::graph

@@ -101,6 +101,26 @@ void layernorm(std::span<const float> x, std::span<const float> gamma, std::span
                std::span<float> out, std::int64_t width, float epsilon, const RowSplit& split);
 void softmax(std::span<const float> x, std::span<float> out, std::int64_t width, const RowSplit& split);
 
+// How a compiled plan computes one head of attention from its scores
+// (docs/kernels.md, "Attention on the AMP", "Scaled and partial softmax",
+// "Attention merge"): the keys in blocks, each block's softmax of scale x S
+// over `softmax_chunks` column chunks, the probabilities rounded to FP16
+// when the operands are FP16, O = P V per block, and several blocks' partial
+// results merged by their statistics.
+struct AttentionSplit {
+  // Key block b covers keys [key_cuts[b], key_cuts[b + 1]), from 0 to T.
+  std::vector<std::int64_t> key_cuts;
+  int softmax_chunks = 1;
+  bool half_probabilities = false;
+  bool operator==(const AttentionSplit&) const = default;
+};
+
+// out[S, E] = attention of unscaled scores[S, T] (q k^T, FP32) over v[T, E]
+// with `scale`, as `split` says; FP32 results, before the output's rounding.
+// BadInput for key cuts that do not increase from 0 to T, or chunks < 1.
+void attention_head(std::span<const float> scores, std::span<const float> v, std::span<float> out, std::int64_t s,
+                    std::int64_t t, std::int64_t e, float scale, const AttentionSplit& split);
+
 // Over rows of length `width` (the softmax axis made innermost by the caller).
 void softmax(std::span<const float> x, std::span<float> out, std::int64_t width);
 void softmax(std::span<const double> x, std::span<double> out, std::int64_t width);

@@ -169,6 +169,41 @@ void read_row_orders(ByteReader& in, graph::SummationOrder& order) {
   }
 }
 
+constexpr std::uint8_t kHalfProbabilities = 1;
+
+// Per attention: its name, softmax chunks, flags (bit 0: FP16
+// probabilities) and the key cuts.
+void write_attention_orders(ByteWriter& out, const graph::SummationOrder& order) {
+  out.count(order.attentions.size(), "attention order");
+  for (const auto& [name, split] : order.attentions) {
+    out.string(name);
+    out.u32(static_cast<std::uint32_t>(split.softmax_chunks));
+    out.u8(split.half_probabilities ? kHalfProbabilities : 0);
+    out.count(split.key_cuts.size(), "key cut");
+    write_vector(out, split.key_cuts);
+  }
+}
+
+void read_attention_orders(ByteReader& in, graph::SummationOrder& order) {
+  const std::uint32_t attentions = in.count("attention order count", kMinRowOrderBytes);
+  for (std::uint32_t i = 0; i < attentions; ++i) {
+    const std::size_t name_at = in.offset();
+    std::string name = in.string("attention order op name");
+    reference::AttentionSplit split;
+    const std::size_t chunks_at = in.offset();
+    const std::uint32_t chunks = in.u32();
+    if (chunks < 1 || chunks > 64) in.fail_at(chunks_at, "op '{}' has {} softmax chunks", name, chunks);
+    split.softmax_chunks = static_cast<int>(chunks);
+    const std::size_t flags_at = in.offset();
+    const std::uint8_t flags = in.u8();
+    if (flags & ~kHalfProbabilities) in.fail_at(flags_at, "unknown attention order flags {:#04x}", flags);
+    split.half_probabilities = (flags & kHalfProbabilities) != 0;
+    split.key_cuts = read_vector(in, in.count("key cut count", 8));
+    if (!order.attentions.emplace(name, std::move(split)).second)
+      in.fail_at(name_at, "op '{}' has two attention orders", name);
+  }
+}
+
 graph::SummationOrder read_summation_order(ByteReader& in) {
   graph::SummationOrder order;
   const std::uint32_t gemms = in.count("summation order count", kMinOrderBytes);
@@ -199,6 +234,7 @@ graph::SummationOrder read_summation_order(ByteReader& in) {
       in.fail_at(name_at, "op '{}' has two summation orders", name);
   }
   read_row_orders(in, order);
+  read_attention_orders(in, order);
   return order;
 }
 
@@ -240,6 +276,7 @@ EncodedBody encode_body(const Package& package) {
   for (const Binding& binding : package.bindings) write_binding(out, binding);
   write_summation_order(out, package.summation_order);
   write_row_orders(out, package.summation_order);
+  write_attention_orders(out, package.summation_order);
 
   EncodedBody body;
   body.counts = {static_cast<std::uint32_t>(package.tiles.size()),
@@ -312,7 +349,7 @@ Package decode_body(std::span<const std::uint8_t> body, const BodyCounts& counts
   for (std::uint32_t i = 0; i < counts.bindings; ++i) package.bindings.push_back(read_binding(in));
 
   package.summation_order = read_summation_order(in);
-  if (in.remaining() != 0) in.fail("{} bytes of trailing data after the summation order", in.remaining());
+  if (in.remaining() != 0) in.fail("{} bytes of trailing data after the attention orders", in.remaining());
   return package;
 }
 

@@ -31,6 +31,9 @@
 //     str op name, u32 ranges per part (1-64), u8 flags (bit 0: received
 //     slots merged first; others 0), u32 cut count, i64 cuts[count]
 //     (none: whole rows)
+//   u32 attention order count, then per attention, by name:
+//     str op name, u32 softmax chunks (1-64), u8 flags (bit 0: FP16
+//     probabilities; others 0), u32 cut count, i64 key cuts[count]
 //
 // Every content is used by at least one segment. Enumerations are stored as
 // the codes below, which never change meaning within a format version.

@@ -75,6 +75,16 @@ json summation_order_json(const graph::SummationOrder& order) {
   return gemms;
 }
 
+// Per attention: its key cuts, softmax chunks and probabilities' type.
+json attention_orders_json(const graph::SummationOrder& order) {
+  json attentions = json::object();
+  for (const auto& [name, split] : order.attentions)
+    attentions[name] = {{"keyCuts", split.key_cuts},
+                        {"softmaxChunks", split.softmax_chunks},
+                        {"probabilities", split.half_probabilities ? "f16" : "f32"}};
+  return attentions;
+}
+
 // Per layernorm or softmax: whole rows, or its column cuts, ranges and merge.
 json row_orders_json(const graph::SummationOrder& order) {
   json rows = json::object();
@@ -129,6 +139,7 @@ json summary_report(const Package& package, const FileFacts& file) {
       {"compile_info", compile_info},
       {"summation_order", summation_order_json(package.summation_order)},
       {"row_orders", row_orders_json(package.summation_order)},
+      {"attention_orders", attention_orders_json(package.summation_order)},
   };
 }
 
@@ -168,6 +179,10 @@ std::string summary_text(const json& summary) {
                 ? fmt::format("row op        {}: whole rows\n", name)
                 : fmt::format("row op        {}: column cuts {}, {} ranges a part{}\n", name, split["cuts"].dump(),
                               split["ranges"].get<int>(), split["mergeReceived"].get<bool>() ? ", received slots merged" : "");
+  for (const auto& [name, split] : summary["attention_orders"].items())
+    text += fmt::format("attention     {}: key cuts {}, {} softmax chunks, probabilities {}\n", name,
+                        split["keyCuts"].dump(), split["softmaxChunks"].get<int>(),
+                        split["probabilities"].get<std::string>());
   return text;
 }
 

@@ -402,3 +402,41 @@ TEST(ReferenceRows, SplitRowsFollowTheKernelsArithmetic) {
 
 }  // namespace
 }  // namespace tilec::reference
+
+namespace tilec::reference {
+namespace {
+
+// One key block in one chunk is the scaled softmax with a reciprocal, then
+// P V; several blocks merged by their statistics, or more chunks, change
+// only the last bits; FP16 probabilities are rounded before P V.
+TEST(ReferenceAttention, PlanOrderHeadsFollowTheKernels) {
+  const std::int64_t s = 5, t = 23, e = 7;
+  const float scale = 0.35f;
+  const auto scores = test_values(static_cast<std::size_t>(s * t), 61);
+  const auto v = test_values(static_cast<std::size_t>(t * e), 62);
+  std::vector<float> one(static_cast<std::size_t>(s * e)), expected(one.size());
+  attention_head(scores, v, one, s, t, e, scale, AttentionSplit{{0, t}, 1, false});
+  std::vector<float> p(static_cast<std::size_t>(s * t));
+  for (std::int64_t r = 0; r < s; ++r) {
+    float largest = -INFINITY, sum = 0.0f;
+    for (std::int64_t j = 0; j < t; ++j) largest = std::fmax(largest, scores[static_cast<std::size_t>(r * t + j)]);
+    largest = scale * largest;
+    for (std::int64_t j = 0; j < t; ++j) sum += std::exp(scale * scores[static_cast<std::size_t>(r * t + j)] - largest);
+    for (std::int64_t j = 0; j < t; ++j)
+      p[static_cast<std::size_t>(r * t + j)] =
+          std::exp(scale * scores[static_cast<std::size_t>(r * t + j)] - largest) * (1.0f / sum);
+  }
+  gemm(p, v, expected, s, e, t);
+  EXPECT_EQ(bits_of(one), bits_of(expected));
+  for (const AttentionSplit& split : {AttentionSplit{{0, 16, 23}, 1, false}, AttentionSplit{{0, t}, 3, false},
+                                      AttentionSplit{{0, 5, 16, 23}, 2, true}}) {
+    std::vector<float> other(one.size());
+    attention_head(scores, v, other, s, t, e, scale, split);
+    for (std::size_t i = 0; i < one.size(); ++i) EXPECT_NEAR(other[i], one[i], split.half_probabilities ? 2e-3 : 1e-6);
+  }
+  EXPECT_THROW(attention_head(scores, v, one, s, t, e, scale, AttentionSplit{{0, 20}, 1, false}), Error);
+  EXPECT_THROW(attention_head(scores, v, one, s, t, e, scale, AttentionSplit{{0, t}, 0, false}), Error);
+}
+
+}  // namespace
+}  // namespace tilec::reference

@@ -104,6 +104,7 @@ inline Package sample_package() {
   package.summation_order.gemms["blocks.gemm2"] =
       reference::KSplit{{0, 16, 32, 48}, true, {{0, 16, {0, 1, 2}}, {16, 32, {1, 0, 2}}}};
   package.summation_order.rows["norm"] = reference::RowSplit{{0, 3, 8}, 2, true};
+  package.summation_order.attentions["attend"] = reference::AttentionSplit{{0, 32, 41}, 3, true};
   return package;
 }
 
