@@ -111,10 +111,13 @@ ordered_json case_json(const CaseReport& report) {
   json["exactRelativeError"] = optional_json(report.exact_relative_error);
   json["precisionAbsoluteError"] = optional_json(report.precision_absolute_error);
   json["precisionRelativeError"] = optional_json(report.precision_relative_error);
+  json["bitExact"] = optional_json(report.bit_exact);
+  json["differingElements"] = optional_json(report.differing_elements);
   json["compileSeconds"] = optional_json(rounded_seconds(report.compile_seconds));
   json["simulateSeconds"] = optional_json(rounded_seconds(report.simulate_seconds));
   json["referenceSeconds"] = optional_json(rounded_seconds(report.reference_seconds));
   json["exactReferenceSeconds"] = optional_json(rounded_seconds(report.exact_reference_seconds));
+  json["planOrderReferenceSeconds"] = optional_json(rounded_seconds(report.plan_order_reference_seconds));
   json["plan"] = report.plan;
   json["profile"] = report.profile;
   json["key"] = report.key ? key_json(*report.key) : ordered_json(nullptr);
@@ -167,10 +170,13 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.exact_relative_error = named.optional<double>("exactRelativeError");
   report.precision_absolute_error = named.optional<double>("precisionAbsoluteError");
   report.precision_relative_error = named.optional<double>("precisionRelativeError");
+  report.bit_exact = named.optional<bool>("bitExact");
+  report.differing_elements = named.optional<std::int64_t>("differingElements");
   report.compile_seconds = named.optional<double>("compileSeconds");
   report.simulate_seconds = named.optional<double>("simulateSeconds");
   report.reference_seconds = named.optional<double>("referenceSeconds");
   report.exact_reference_seconds = named.optional<double>("exactReferenceSeconds");
+  report.plan_order_reference_seconds = named.optional<double>("planOrderReferenceSeconds");
   report.plan = named.optional<std::string>("plan").value_or("");
   report.profile = named.optional<std::string>("profile").value_or("");
   if (const auto key = json.find("key"); key != json.end() && !key->is_null()) {
@@ -247,18 +253,30 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   if (error) throw_failure(path, "could not replace: {}", error.message());
 }
 
+namespace {
+
+// "yes", or "no (N differ)", or "-" when the case did not get that far.
+std::string bit_exact_text(const CaseReport& report) {
+  if (!report.bit_exact) return "-";
+  if (*report.bit_exact) return "yes";
+  return fmt::format("no ({} differ)", grouped(static_cast<std::uint64_t>(report.differing_elements.value_or(0))));
+}
+
+}  // namespace
+
 std::string report_markdown(const std::vector<CaseReport>& cases, const std::string& title) {
   std::string text = fmt::format("# {}\n\n", title);
   text +=
-      "| case | status | cycles | efficiency | max abs error | max rel error | exact abs error | precision abs error | "
-      "peak tile bytes | compile s | simulate s | wall s |\n"
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "| case | status | cycles | efficiency | max abs error | max rel error | bit exact | exact abs error | "
+      "precision abs error | peak tile bytes | compile s | simulate s | wall s |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const CaseReport& report : cases) {
     const std::string name = report.profile.empty() ? report.name : fmt::format("[{}]({})", report.name, report.profile);
-    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} |\n", name, report.status,
-                        cycles_text(report.cycles),
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} |\n", name,
+                        report.status, cycles_text(report.cycles),
                         report.efficiency ? fmt::format("{:.1f}%", *report.efficiency * 100) : "-",
                         error_text(report.maximum_absolute_error), error_text(report.maximum_relative_error),
+                        bit_exact_text(report),
                         error_text(report.exact_absolute_error), error_text(report.precision_absolute_error),
                         report.peak_tile_bytes ? grouped(*report.peak_tile_bytes) : "-",
                         report.compile_seconds ? fmt::format("{:.2f}", *report.compile_seconds) : "-",

@@ -65,7 +65,13 @@ struct CaseReport {
   // the rounded reference's, which is what the graph's own precision costs.
   std::optional<double> exact_absolute_error, exact_relative_error;
   std::optional<double> precision_absolute_error, precision_relative_error;
+  // Against the plan-order reference (graph::run_reference with the
+  // package's summation order): whether every output element has the
+  // same bits (a NaN against a NaN counts as equal), and how many do not.
+  std::optional<bool> bit_exact;
+  std::optional<std::int64_t> differing_elements;
   std::optional<double> compile_seconds, simulate_seconds, reference_seconds, exact_reference_seconds;
+  std::optional<double> plan_order_reference_seconds;
   std::string plan;
   std::string profile;  // the profile page, relative to the report's folder
   // What produced the figures (set once the case has started), and the

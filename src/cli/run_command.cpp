@@ -85,6 +85,12 @@ void print_summary(const bench::CaseReport& report) {
       fmt::print("  exact     device max abs error {} (rel {}); the graph's precision alone {} (rel {})\n",
                  error(report.exact_absolute_error), error(report.exact_relative_error),
                  error(report.precision_absolute_error), error(report.precision_relative_error));
+    if (report.bit_exact)
+      fmt::print("  plan order {}\n", *report.bit_exact
+                                          ? std::string("bit-exact: every output element equals the plan-order reference")
+                                          : fmt::format("{} output elements differ from the plan-order reference",
+                                                        grouped(static_cast<std::uint64_t>(
+                                                            report.differing_elements.value_or(0)))));
   }
   if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
   fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));

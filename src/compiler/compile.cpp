@@ -12,6 +12,7 @@
 #include "compiler/kernel_plan.h"
 #include "compiler/lowering.h"
 #include "compiler/storage.h"
+#include "compiler/summation_order.h"
 #include "compiler/tile_code.h"
 #include "compiler/tile_images.h"
 #include "support/error.h"
@@ -264,6 +265,7 @@ class Driver {
       result.package = build_tile_images(ImageInputs{graph_, lir, map, image, exchanges, machine, programs});
     }
     dump("build_tile_images", [&] { return package_summary(result.package); });
+    result.package.summation_order = summation_order(chain_, mid);
     result.estimated_cycles = choice.estimate.cycles;
     result.peak_bytes = map.peak_bytes(machine);
     result.plan = plan;

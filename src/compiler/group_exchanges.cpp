@@ -5,6 +5,7 @@
 #include "compiler/attention_candidates.h"
 #include "compiler/kernel_plan.h"
 #include "compiler/row_candidates.h"
+#include "compiler/summation_order.h"
 #include "support/error.h"
 
 #include <algorithm>
@@ -521,9 +522,13 @@ class LirBuilder {
           transfer.what = fmt::format("{} partial sums, columns {}..{}", output.name, share.begin, share.end);
           lir_.transfers.push_back(std::move(transfer));
         }
-        std::vector<Place> inputs{partial_place.plus(share_offset)};
-        for (int slot = 0; slot + 1 < grid.k_parts; ++slot)
-          inputs.push_back(Place{slots, static_cast<std::uint32_t>(slot) * slot_bytes, 0, 0});
+        // The order the plan-order reference sums in (summation_order.h).
+        std::vector<Place> inputs;
+        for (int source : reduction_order(grid.k_parts, k)) {
+          const int slot = source < k ? source : source - 1;
+          inputs.push_back(source == k ? partial_place.plus(share_offset)
+                                       : Place{slots, static_cast<std::uint32_t>(slot) * slot_bytes, 0, 0});
+        }
         Task task;
         task.kind = TaskKind::Combine;
         task.op = index;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <type_traits>
@@ -105,18 +106,28 @@ std::span<const T> slice(const Buffer<T>& buffer, std::int64_t offset, std::int6
   return std::span<const T>(*buffer.data).subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(count));
 }
 
-// The FP32 reference's GEMM (which may sum K in parts), or the FP64 one.
+// How the FP32 reference sums a GEMM's K: in one part, in balanced parts,
+// or as a plan splits it.
+struct KOrder {
+  int balanced_parts = 1;
+  const reference::KSplit* split = nullptr;
+};
+
+// The FP32 reference's GEMM, or the FP64 one.
 void gemm_kernel(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
-                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int k_parts) {
-  reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, k_parts);
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, KOrder order) {
+  if (order.split)
+    reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, *order.split);
+  else
+    reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b, order.balanced_parts);
 }
 void gemm_kernel(std::span<const double> a, std::span<const double> b, std::span<double> c, std::int64_t m,
-                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, int) {
+                 std::int64_t n, std::int64_t k, bool transpose_a, bool transpose_b, KOrder) {
   reference::gemm(a, b, c, m, n, k, transpose_a, transpose_b);
 }
 
 template <typename T>
-Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape& result, int k_parts) {
+Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape& result, KOrder k_order) {
   const Shape& as = a.type.shape;
   const Shape& bs = b.type.shape;
   const std::int64_t m = result[result.size() - 2], n = result.back();
@@ -127,14 +138,14 @@ Values<T> gemm(const Op& op, const Buffer<T>& a, const Buffer<T>& b, const Shape
   if (product(b_batch) == 1 && !op.transpose_a) {
     // One B for every batch element: a single GEMM over all rows of A.
     const std::int64_t rows = product(a_batch) * m;
-    gemm_kernel(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_parts);
+    gemm_kernel(*a.data, *b.data, c, rows, n, k, false, op.transpose_b, k_order);
     return c;
   }
   const BroadcastMap a_map(a_batch, batch), b_map(b_batch, batch);
   for (std::int64_t i = 0; i < product(batch); ++i)
     gemm_kernel(slice(a, a_map(i) * m * k, m * k), slice(b, b_map(i) * k * n, k * n),
                 std::span<T>(c).subspan(static_cast<std::size_t>(i * m * n), static_cast<std::size_t>(m * n)), m, n,
-                k, op.transpose_a, op.transpose_b, k_parts);
+                k, op.transpose_a, op.transpose_b, k_order);
   return c;
 }
 
@@ -251,8 +262,32 @@ Values<T> gelu(const Op& op, const Buffer<T>& x) {
   return out;
 }
 
+// The FP32 reference's row kernels (in a plan's order when `split` is
+// given), or the FP64 ones.
+void softmax_kernel(std::span<const float> x, std::span<float> out, std::int64_t width,
+                    const reference::RowSplit* split) {
+  if (split)
+    reference::softmax(x, out, width, *split);
+  else
+    reference::softmax(x, out, width);
+}
+void softmax_kernel(std::span<const double> x, std::span<double> out, std::int64_t width, const reference::RowSplit*) {
+  reference::softmax(x, out, width);
+}
+void layernorm_kernel(std::span<const float> x, std::span<const float> gamma, std::span<const float> beta,
+                      std::span<float> out, std::int64_t width, float epsilon, const reference::RowSplit* split) {
+  if (split)
+    reference::layernorm(x, gamma, beta, out, width, epsilon, *split);
+  else
+    reference::layernorm(x, gamma, beta, out, width, epsilon);
+}
+void layernorm_kernel(std::span<const double> x, std::span<const double> gamma, std::span<const double> beta,
+                      std::span<double> out, std::int64_t width, double epsilon, const reference::RowSplit*) {
+  reference::layernorm(x, gamma, beta, out, width, epsilon);
+}
+
 template <typename T>
-Values<T> softmax(const Op& op, const Buffer<T>& x) {
+Values<T> softmax(const Op& op, const Buffer<T>& x, const reference::RowSplit* split) {
   const Shape& shape = x.type.shape;
   const auto axis = static_cast<std::size_t>(op.axis < 0 ? op.axis + static_cast<int>(shape.size()) : op.axis);
   const std::int64_t length = shape[axis];
@@ -260,7 +295,7 @@ Values<T> softmax(const Op& op, const Buffer<T>& x) {
   const std::int64_t outer = product(drop_last(shape, shape.size() - axis));
   Values<T> out(x.data->size());
   if (inner == 1) {
-    reference::softmax(std::span<const T>(*x.data), out, length);
+    softmax_kernel(std::span<const T>(*x.data), out, length, split);
     return out;
   }
   // Make the softmax axis innermost, normalise, and put it back.
@@ -274,7 +309,7 @@ Values<T> softmax(const Op& op, const Buffer<T>& x) {
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) moved[moved_index(o, l, i)] = (*x.data)[original_index(o, l, i)];
-  reference::softmax(std::span<const T>(moved), normalised, length);
+  softmax_kernel(std::span<const T>(moved), normalised, length, split);
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t l = 0; l < length; ++l)
       for (std::int64_t i = 0; i < inner; ++i) out[original_index(o, l, i)] = normalised[moved_index(o, l, i)];
@@ -282,10 +317,11 @@ Values<T> softmax(const Op& op, const Buffer<T>& x) {
 }
 
 template <typename T>
-Values<T> layernorm(const Op& op, const Buffer<T>& x, const Buffer<T>& gamma, const Buffer<T>& beta) {
+Values<T> layernorm(const Op& op, const Buffer<T>& x, const Buffer<T>& gamma, const Buffer<T>& beta,
+                    const reference::RowSplit* split) {
   Values<T> out(x.data->size());
-  reference::layernorm(std::span<const T>(*x.data), std::span<const T>(*gamma.data), std::span<const T>(*beta.data),
-                       out, x.type.shape.back(), static_cast<T>(op.epsilon));
+  layernorm_kernel(std::span<const T>(*x.data), std::span<const T>(*gamma.data), std::span<const T>(*beta.data), out,
+                   x.type.shape.back(), static_cast<T>(op.epsilon), split);
   return out;
 }
 
@@ -299,8 +335,25 @@ std::vector<T> columns_of(std::span<const T> matrix, std::int64_t rows, std::int
   return part;
 }
 
+// One head from its unscaled scores: the reference's softmax and P V, or
+// (FP32, given a split) the plan's.
 template <typename T>
-Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Shape& result) {
+void attention_head(std::vector<T>& scores, const std::vector<T>& vh, std::vector<T>& probabilities,
+                    std::vector<T>& head_out, std::int64_t s, std::int64_t t, std::int64_t eh, T scale,
+                    const reference::AttentionSplit* split) {
+  if constexpr (std::is_same_v<T, float>)
+    if (split) {
+      reference::attention_head(scores, vh, head_out, s, t, eh, scale, *split);
+      return;
+    }
+  for (T& score : scores) score *= scale;
+  reference::softmax(std::span<const T>(scores), probabilities, t);
+  gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, KOrder{});
+}
+
+template <typename T>
+Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Shape& result,
+                    const reference::AttentionSplit* split) {
   const Shape& qs = q.type.shape;
   const Shape& ks = k.type.shape;
   const std::int64_t heads = op.attention_heads;
@@ -319,10 +372,8 @@ Values<T> attention(const Op& op, const Buffer<T>& q, const Buffer<T>& k, const 
       const std::vector<T> qh = columns_of(slice(q, q_map(i) * s * d, s * d), s, d, h * dh, dh);
       const std::vector<T> kh = columns_of(slice(k, k_map(i) * t * d, t * d), t, d, h * dh, dh);
       const std::vector<T> vh = columns_of(slice(v, v_map(i) * t * e, t * e), t, e, h * eh, eh);
-      gemm_kernel(qh, kh, scores, s, t, dh, false, true, 1);
-      for (T& score : scores) score *= scale;
-      reference::softmax(std::span<const T>(scores), probabilities, t);
-      gemm_kernel(probabilities, vh, head_out, s, eh, t, false, false, 1);
+      gemm_kernel(qh, kh, scores, s, t, dh, false, true, KOrder{});
+      attention_head(scores, vh, probabilities, head_out, s, t, eh, scale, split);
       for (std::int64_t r = 0; r < s; ++r)
         std::copy_n(head_out.begin() + r * eh, eh, out.begin() + (i * s + r) * e + h * eh);
     }
@@ -359,19 +410,20 @@ class Interpreter {
   using Buffer = graph::Buffer<T>;
   using Values = graph::Values<T>;
 
-  Interpreter(bool keep_intermediates, int gemm_k_parts, TensorMap& intermediates)
-      : keep_(keep_intermediates), gemm_k_parts_(gemm_k_parts), intermediates_(intermediates) {}
+  Interpreter(bool keep_intermediates, int gemm_k_parts, const SummationOrder* order, TensorMap& intermediates)
+      : keep_(keep_intermediates), gemm_k_parts_(gemm_k_parts), order_(order), intermediates_(intermediates) {}
 
   // Runs `graph` with its arguments (bodies) or with `sources` supplying its
-  // inputs and parameters; returns its outputs' buffers in order.
+  // inputs and parameters; returns its outputs' buffers in order. `scope`
+  // prefixes op names in the summation order ("REPEAT." in a body).
   std::vector<Buffer> run(const Graph& graph, const std::vector<Buffer>& arguments,
-                          const TensorMap* sources, const std::string& prefix) {
+                          const TensorMap* sources, const std::string& prefix, const std::string& scope = "") {
     std::vector<Buffer> values(graph.values.size());
     for (std::size_t i = 0; i < arguments.size(); ++i)
       values[static_cast<std::size_t>(graph.arguments[i])] = arguments[i];
     for (const Op& op : graph.ops) {
       try {
-        execute(graph, op, values, sources, prefix);
+        execute(graph, op, values, sources, prefix, scope);
       } catch (const Error& error) {
         throw error.within(fmt::format("op '{}{}'", prefix, op.name));
       }
@@ -387,8 +439,33 @@ class Interpreter {
     return Buffer{graph.type(op.results[0]), std::make_shared<const Values>(stored.begin(), stored.end())};
   }
 
+  // The K order of gemm op `name`: the summation order's split when it
+  // names the op, else balanced parts.
+  KOrder k_order(const std::string& name) const {
+    if (order_) {
+      const auto found = order_->gemms.find(name);
+      if (found != order_->gemms.end()) return KOrder{1, &found->second};
+      return KOrder{};
+    }
+    return KOrder{gemm_k_parts_, nullptr};
+  }
+
+  // How the plan computes attention op `name`, when it says.
+  const reference::AttentionSplit* attention_split(const std::string& name) const {
+    if (!order_) return nullptr;
+    const auto found = order_->attentions.find(name);
+    return found == order_->attentions.end() ? nullptr : &found->second;
+  }
+
+  // How the plan computes row op `name`'s statistics, when it says.
+  const reference::RowSplit* row_split(const std::string& name) const {
+    if (!order_) return nullptr;
+    const auto found = order_->rows.find(name);
+    return found == order_->rows.end() ? nullptr : &found->second;
+  }
+
   void execute(const Graph& graph, const Op& op, std::vector<Buffer>& values, const TensorMap* sources,
-               const std::string& prefix) {
+               const std::string& prefix, const std::string& scope) {
     auto operand = [&](std::size_t i) -> const Buffer& {
       return values[static_cast<std::size_t>(op.operands[i])];
     };
@@ -398,14 +475,14 @@ class Interpreter {
       return;
     }
     if (op.kind == OpKind::Repeat) {
-      std::vector<Buffer> results = repeat(op, values, prefix);
+      std::vector<Buffer> results = repeat(op, values, prefix, scope);
       for (std::size_t i = 0; i < results.size(); ++i) store(graph, op.results[i], values, results[i], prefix);
       return;
     }
     const TensorType& type = graph.type(op.results[0]);
     Values result;
     switch (op.kind) {
-      case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape, gemm_k_parts_); break;
+      case OpKind::Gemm: result = gemm(op, operand(0), operand(1), type.shape, k_order(scope + op.name)); break;
       case OpKind::Gelu: result = gelu(op, operand(0)); break;
       case OpKind::Add:
       case OpKind::Sub:
@@ -431,9 +508,13 @@ class Interpreter {
         break;
       }
       case OpKind::Cast: result = *operand(0).data; break;
-      case OpKind::LayerNorm: result = layernorm(op, operand(0), operand(1), operand(2)); break;
-      case OpKind::Softmax: result = softmax(op, operand(0)); break;
-      case OpKind::Attention: result = attention(op, operand(0), operand(1), operand(2), type.shape); break;
+      case OpKind::LayerNorm:
+        result = layernorm(op, operand(0), operand(1), operand(2), row_split(scope + op.name));
+        break;
+      case OpKind::Softmax: result = softmax(op, operand(0), row_split(scope + op.name)); break;
+      case OpKind::Attention:
+        result = attention(op, operand(0), operand(1), operand(2), type.shape, attention_split(scope + op.name));
+        break;
       case OpKind::Patchify: result = patchify(op, operand(0)); break;
       case OpKind::Reshape: result = *operand(0).data; break;
       default: TILEC_CHECK(false, "op kind {} has no interpreter", op_kind_name(op.kind));
@@ -451,7 +532,8 @@ class Interpreter {
     values[static_cast<std::size_t>(id)] = std::move(buffer);
   }
 
-  std::vector<Buffer> repeat(const Op& op, const std::vector<Buffer>& values, const std::string& prefix) {
+  std::vector<Buffer> repeat(const Op& op, const std::vector<Buffer>& values, const std::string& prefix,
+                             const std::string& scope) {
     const auto carried = static_cast<std::size_t>(op.signature.carried);
     const auto sequence_end = carried + static_cast<std::size_t>(op.signature.sequence);
     std::vector<Buffer> operands;
@@ -471,13 +553,15 @@ class Interpreter {
         std::span<const T> part = slice(operands[i], iteration * size, size);
         arguments.push_back(Buffer{type, std::make_shared<const Values>(part.begin(), part.end())});
       }
-      state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration));
+      state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration),
+                  scope + op.name + ".");
     }
     return state;
   }
 
   bool keep_;
   int gemm_k_parts_;
+  const SummationOrder* order_;
   TensorMap& intermediates_;
 };
 
@@ -498,14 +582,62 @@ void check_sources(const Graph& graph, const TensorMap& tensors) {
   }
 }
 
+// Every op the order names must be a gemm of the graph (a body's as
+// "REPEAT.NAME"), so that a stale order cannot pass unnoticed.
+// Every op the order names must be one of the graph's of that kind (a
+// body's as "REPEAT.NAME"), so that a stale order cannot pass unnoticed.
+void collect_ops(const Graph& graph, const std::string& scope, std::map<std::string, OpKind>& kinds) {
+  for (const Op& op : graph.ops) {
+    kinds.emplace(scope + op.name, op.kind);
+    if (op.body) collect_ops(*op.body, scope + op.name + ".", kinds);
+  }
+}
+
+void check_order_names(const Graph& graph, const SummationOrder& order) {
+  std::map<std::string, OpKind> kinds;
+  collect_ops(graph, "", kinds);
+  for (const auto& [name, split] : order.gemms) {
+    const auto found = kinds.find(name);
+    if (found == kinds.end() || found->second != OpKind::Gemm)
+      throw_bad_input(fmt::format("summation order of op '{}'", name), "the graph has no gemm of that name");
+  }
+  for (const auto& [name, split] : order.attentions) {
+    const auto found = kinds.find(name);
+    if (found == kinds.end() || found->second != OpKind::Attention)
+      throw_bad_input(fmt::format("summation order of op '{}'", name), "the graph has no attention of that name");
+  }
+  for (const auto& [name, split] : order.rows) {
+    const auto found = kinds.find(name);
+    if (found == kinds.end() || (found->second != OpKind::LayerNorm && found->second != OpKind::Softmax))
+      throw_bad_input(fmt::format("summation order of op '{}'", name),
+                      "the graph has no layernorm or softmax of that name");
+  }
+}
+
+ReferenceResult run_interpreter(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,
+                                int gemm_k_parts, const SummationOrder* order);
+
 }  // namespace
 
 ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,
                               int gemm_k_parts) {
+  return run_interpreter(graph, tensors, keep_intermediates, gemm_k_parts, nullptr);
+}
+
+ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, const SummationOrder& order,
+                              bool keep_intermediates) {
+  check_order_names(graph, order);
+  return run_interpreter(graph, tensors, keep_intermediates, 1, &order);
+}
+
+namespace {
+
+ReferenceResult run_interpreter(const Graph& graph, const TensorMap& tensors, bool keep_intermediates,
+                                int gemm_k_parts, const SummationOrder* order) {
   validate(graph);
   check_sources(graph, tensors);
   ReferenceResult result;
-  Interpreter<float> interpreter(keep_intermediates, gemm_k_parts, result.intermediates);
+  Interpreter<float> interpreter(keep_intermediates, gemm_k_parts, order, result.intermediates);
   std::vector<Buffer<float>> outputs = interpreter.run(graph, {}, &tensors, "");
   for (std::size_t i = 0; i < outputs.size(); ++i)
     result.outputs.insert_or_assign(graph.outputs[i].first,
@@ -513,11 +645,36 @@ ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, bool
   return result;
 }
 
+}  // namespace
+
+const Tensor& output_like(const TensorMap& values, const std::string& name, const Tensor& expected) {
+  const auto found = values.find(name);
+  if (found == values.end()) throw_bad_input("output '" + name + "'", "the device has no such output");
+  if (!(found->second.type == expected.type))
+    throw_bad_input("output '" + name + "'", "the device's is {} but the reference's is {}", type_text(found->second.type),
+                    type_text(expected.type));
+  return found->second;
+}
+
+std::int64_t differing_elements(const TensorMap& values, const TensorMap& reference) {
+  std::int64_t differing = 0;
+  for (const auto& [name, expected] : reference) {
+    // Decoding is exact and one-to-one but for NaNs, so equal float bits
+    // are equal stored bits.
+    const std::vector<float> want = expected.to_floats(), got = output_like(values, name, expected).to_floats();
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+      if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) ++differing;
+    }
+  }
+  return differing;
+}
+
 ExactOutputs run_exact_reference(const Graph& graph, const TensorMap& tensors) {
   validate(graph);
   check_sources(graph, tensors);
   TensorMap unused;
-  Interpreter<double> interpreter(false, 1, unused);
+  Interpreter<double> interpreter(false, 1, nullptr, unused);
   std::vector<Buffer<double>> outputs = interpreter.run(graph, {}, &tensors, "");
   ExactOutputs exact;
   for (std::size_t i = 0; i < outputs.size(); ++i) exact.insert_or_assign(graph.outputs[i].first, *outputs[i].data);

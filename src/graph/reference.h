@@ -10,6 +10,7 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/summation_order.h"
 #include "graph/tensor.h"
 
 #include <map>
@@ -31,6 +32,23 @@ struct ReferenceResult {
 // (reference::gemm): the same graph in another valid summation order.
 ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors,
                               bool keep_intermediates = false, int gemm_k_parts = 1);
+
+// The plan-order reference: the same interpreter with each op that `order`
+// names summed in that order (graph/summation_order.h), every other op as
+// above. A device that runs the plan computes exactly these bits. BadInput
+// when the order names an op the graph has no gemm of.
+ReferenceResult run_reference(const Graph& graph, const TensorMap& tensors, const SummationOrder& order,
+                              bool keep_intermediates = false);
+
+// The tensor `name` of `values`, which must have `expected`'s type:
+// BadInput naming the output otherwise (or when it is missing).
+const Tensor& output_like(const TensorMap& values, const std::string& name, const Tensor& expected);
+
+// The output elements of `values` whose stored bits differ from
+// `reference`'s (every output of `reference` must be in `values` with the
+// same type; output_like). A NaN against a NaN counts as equal, whatever
+// their codes; +0 against -0 differs. 0: bit for bit the same.
+std::int64_t differing_elements(const TensorMap& values, const TensorMap& reference);
 
 // The exact reference: the same graph in FP64 from the same stored inputs
 // and parameters, with nothing rounded to a storage type (a cast passes its

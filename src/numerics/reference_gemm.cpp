@@ -11,6 +11,7 @@
 // the sums the previous one left in C.
 #include "numerics/reference_ops.h"
 
+#include "numerics/fp16.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -134,29 +135,64 @@ void for_each_block(std::int64_t m, std::int64_t n, Body&& body) {
   });
 }
 
-// C = the sequential sums over k in [k_begin, k_end), each from +0; lhs is
-// [m][k] and rhs [k][n] (the kernel's orders).
-void sums_over(const float* lhs, const float* rhs, std::span<float> c, std::int64_t m, std::int64_t n,
-               std::int64_t k, std::int64_t k_begin, std::int64_t k_end) {
-  std::fill(c.begin(), c.end(), 0.0f);
+// Columns [column_begin, column_end) of C = the sequential sums over k in
+// [k_begin, k_end), each from +0, into `out` (those columns only, rows of
+// `ldo` floats); lhs is [m][k] and rhs [k][n] (the kernel's orders).
+void sums_over(const float* lhs, const float* rhs, float* out, std::int64_t ldo, std::int64_t m, std::int64_t n,
+               std::int64_t k, std::int64_t column_begin, std::int64_t column_end, std::int64_t k_begin,
+               std::int64_t k_end) {
+  const std::int64_t width = column_end - column_begin;
+  for (std::int64_t r = 0; r < m; ++r) std::fill_n(out + r * ldo, width, 0.0f);
   // Each task owns a block of C: the result cannot depend on the threads.
-  for_each_block(m, n, [&](std::int64_t row0, std::int64_t column0, std::int64_t rows, std::int64_t columns) {
+  for_each_block(m, width, [&](std::int64_t row0, std::int64_t column0, std::int64_t rows, std::int64_t columns) {
     for (std::int64_t depth0 = k_begin; depth0 < k_end; depth0 += kDepthBlock) {
       const std::int64_t depth = std::min(kDepthBlock, k_end - depth0);
       for (std::int64_t j = 0; j < columns; j += kMicroColumns)
         for (std::int64_t r = 0; r < rows; r += kMicroRows) {
           const float* a_block = lhs + (row0 + r) * k + depth0;
-          const float* b_block = rhs + depth0 * n + column0 + j;
-          float* c_block = c.data() + (row0 + r) * n + column0 + j;
+          const float* b_block = rhs + depth0 * n + column_begin + column0 + j;
+          float* c_block = out + (row0 + r) * ldo + column0 + j;
           const std::int64_t micro_rows = std::min<std::int64_t>(kMicroRows, rows - r);
           const std::int64_t micro_columns = std::min<std::int64_t>(kMicroColumns, columns - j);
           if (micro_rows == kMicroRows && micro_columns == kMicroColumns)
-            micro_kernel(a_block, k, b_block, n, c_block, n, depth);
+            micro_kernel(a_block, k, b_block, n, c_block, ldo, depth);
           else
-            edge_kernel(a_block, k, b_block, n, c_block, n, micro_rows, micro_columns, depth);
+            edge_kernel(a_block, k, b_block, n, c_block, ldo, micro_rows, micro_columns, depth);
         }
     }
   });
+}
+
+// Every column of C in one range with its order of parts: the split's
+// ranges, and K order wherever they leave a gap.
+std::vector<KSplit::Columns> column_orders(const KSplit& split, std::int64_t n) {
+  const int parts = split.parts();
+  std::vector<KSplit::Columns> ranges = split.orders;
+  std::sort(ranges.begin(), ranges.end(), [](const auto& x, const auto& y) { return x.begin < y.begin; });
+  std::vector<int> k_order(static_cast<std::size_t>(parts));
+  for (int p = 0; p < parts; ++p) k_order[static_cast<std::size_t>(p)] = p;
+  std::vector<KSplit::Columns> all;
+  std::int64_t covered = 0;
+  for (const KSplit::Columns& range : ranges) {
+    if (range.begin < covered || range.end > n || range.begin >= range.end)
+      throw_bad_input("gemm K split", "column range [{}, {}) is empty, outside [0, {}) or overlaps another",
+                      range.begin, range.end, n);
+    std::vector<bool> seen(static_cast<std::size_t>(parts), false);
+    for (int part : range.parts) {
+      if (part < 0 || part >= parts || seen[static_cast<std::size_t>(part)])
+        throw_bad_input("gemm K split", "the order of columns [{}, {}) is not a permutation of its {} parts",
+                        range.begin, range.end, parts);
+      seen[static_cast<std::size_t>(part)] = true;
+    }
+    if (static_cast<int>(range.parts.size()) != parts)
+      throw_bad_input("gemm K split", "the order of columns [{}, {}) names {} of its {} parts", range.begin,
+                      range.end, range.parts.size(), parts);
+    if (range.begin > covered) all.push_back(KSplit::Columns{covered, range.begin, k_order});
+    all.push_back(range);
+    covered = range.end;
+  }
+  if (covered < n) all.push_back(KSplit::Columns{covered, n, k_order});
+  return all;
 }
 
 // The operands in the kernel's orders: A rows with k contiguous, B rows of
@@ -182,6 +218,40 @@ std::pair<const T*, const T*> kernel_order(std::span<const T> a, std::span<const
   return {lhs, rhs};
 }
 
+// C = the parts' sums of `split` added per column in its range's order, a
+// strip of columns at a time (every part's sums of the strip first, at the
+// kernel's full width), so the parts' sums need little memory.
+void split_sums(const float* lhs, const float* rhs, std::span<float> c, std::int64_t m, std::int64_t n,
+                std::int64_t k, const KSplit& split) {
+  const int parts = split.parts();
+  const std::vector<KSplit::Columns> ranges = column_orders(split, n);
+  std::vector<const std::vector<int>*> order_of(static_cast<std::size_t>(n));
+  for (const KSplit::Columns& range : ranges)
+    for (std::int64_t j = range.begin; j < range.end; ++j) order_of[static_cast<std::size_t>(j)] = &range.parts;
+  for (std::int64_t strip = 0; strip < n; strip += kColumnBlock) {
+    const std::int64_t width = std::min(kColumnBlock, n - strip);
+    const std::size_t part_floats = static_cast<std::size_t>(m * width);
+    std::vector<float> sums(part_floats * static_cast<std::size_t>(parts));
+    for (int p = 0; p < parts; ++p) {
+      float* part = sums.data() + part_floats * static_cast<std::size_t>(p);
+      sums_over(lhs, rhs, part, width, m, n, k, strip, strip + width, split.cuts[static_cast<std::size_t>(p)],
+                split.cuts[static_cast<std::size_t>(p) + 1]);
+      if (split.half_partials) round_to_half(std::span<float>(part, part_floats));
+    }
+    parallel_for(0, static_cast<std::size_t>(m), [&](std::size_t row) {
+      float* out = c.data() + static_cast<std::int64_t>(row) * n + strip;
+      const float* first = sums.data() + row * static_cast<std::size_t>(width);
+      for (std::int64_t j = 0; j < width; ++j) {
+        const std::vector<int>& order = *order_of[static_cast<std::size_t>(strip + j)];
+        float total = first[part_floats * static_cast<std::size_t>(order[0]) + static_cast<std::size_t>(j)];
+        for (std::size_t i = 1; i < order.size(); ++i)
+          total += first[part_floats * static_cast<std::size_t>(order[i]) + static_cast<std::size_t>(j)];
+        out[j] = total;
+      }
+    });
+  }
+}
+
 }  // namespace
 
 void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m,
@@ -197,24 +267,37 @@ void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c
   std::vector<float> a_rows, b_rows;
   const auto [lhs, rhs] = kernel_order(a, b, m, n, k, transpose_a, transpose_b, a_rows, b_rows);
   if (k_parts == 1) {
-    sums_over(lhs, rhs, c, m, n, k, 0, k);
+    sums_over(lhs, rhs, c.data(), n, m, n, k, 0, n, 0, k);
     return;
   }
-  // Parts of whole units of 16 k, as balanced as a plan splits them; empty
-  // parts add nothing.
-  const std::int64_t units = (k + kSplitUnit - 1) / kSplitUnit;
-  std::vector<float> part_sums(c.size());
-  bool first = true;
-  for (int part = 0; part < k_parts; ++part) {
-    const std::int64_t k_begin = std::min(k, units * part / k_parts * kSplitUnit);
-    const std::int64_t k_end = std::min(k, units * (part + 1) / k_parts * kSplitUnit);
-    if (k_begin == k_end) continue;
-    sums_over(lhs, rhs, first ? c : std::span<float>(part_sums), m, n, k, k_begin, k_end);
-    if (!first)
-      for (std::size_t i = 0; i < c.size(); ++i) c[i] += part_sums[i];
-    first = false;
+  split_sums(lhs, rhs, c, m, n, k, balanced_k_split(k, k_parts));
+}
+
+void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c, std::int64_t m, std::int64_t n,
+          std::int64_t k, bool transpose_a, bool transpose_b, const KSplit& split) {
+  const int parts = split.parts();
+  if (parts < 1 || split.cuts.front() != 0 || split.cuts.back() != k ||
+      !std::is_sorted(split.cuts.begin(), split.cuts.end()))
+    throw_bad_input("gemm K split", "the cuts must run from 0 to K = {} in increasing order", k);
+  if (parts == 1) {
+    gemm(a, b, c, m, n, k, transpose_a, transpose_b, 1);
+    return;
   }
-  if (first) std::fill(c.begin(), c.end(), 0.0f);
+  TILEC_CHECK(static_cast<std::int64_t>(a.size()) == m * k && static_cast<std::int64_t>(b.size()) == k * n &&
+                  static_cast<std::int64_t>(c.size()) == m * n,
+              "gemm {}x{}x{} given buffers of {}, {} and {} floats", m, n, k, a.size(), b.size(), c.size());
+  if (m == 0 || n == 0) return;
+  std::vector<float> a_rows, b_rows;
+  const auto [lhs, rhs] = kernel_order(a, b, m, n, k, transpose_a, transpose_b, a_rows, b_rows);
+  split_sums(lhs, rhs, c, m, n, k, split);
+}
+
+KSplit balanced_k_split(std::int64_t k, int parts) {
+  TILEC_CHECK(parts >= 1, "gemm in {} K parts", parts);
+  const std::int64_t units = (k + kSplitUnit - 1) / kSplitUnit;
+  KSplit split;
+  for (int part = 0; part <= parts; ++part) split.cuts.push_back(std::min(k, units * part / parts * kSplitUnit));
+  return split;
 }
 
 void gemm(std::span<const double> a, std::span<const double> b, std::span<double> c, std::int64_t m, std::int64_t n,

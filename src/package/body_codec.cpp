@@ -111,6 +111,133 @@ Binding read_binding(ByteReader& in) {
   return binding;
 }
 
+constexpr std::uint8_t kHalfPartials = 1;
+constexpr std::size_t kMinOrderBytes = 4 + 1 + 4 + 4;
+
+// The summation order: per gemm, its name, flags (bit 0: FP16 partials),
+// the K cuts, and the column ranges with their part orders.
+void write_summation_order(ByteWriter& out, const graph::SummationOrder& order) {
+  out.count(order.gemms.size(), "summation order");
+  for (const auto& [name, split] : order.gemms) {
+    out.string(name);
+    out.u8(split.half_partials ? kHalfPartials : 0);
+    out.count(split.cuts.size(), "K cut");
+    write_vector(out, split.cuts);
+    out.count(split.orders.size(), "column range");
+    for (const reference::KSplit::Columns& range : split.orders) {
+      out.i64(range.begin);
+      out.i64(range.end);
+      out.count(range.parts.size(), "part");
+      for (int part : range.parts) out.u32(static_cast<std::uint32_t>(part));
+    }
+  }
+}
+
+constexpr std::uint8_t kMergeReceived = 1;
+constexpr std::size_t kMinRowOrderBytes = 4 + 4 + 1 + 4;
+
+// Per layernorm or softmax: its name, the ranges per part, flags (bit 0:
+// the received slots are merged first) and the column cuts.
+void write_row_orders(ByteWriter& out, const graph::SummationOrder& order) {
+  out.count(order.rows.size(), "row order");
+  for (const auto& [name, split] : order.rows) {
+    out.string(name);
+    out.u32(static_cast<std::uint32_t>(split.ranges));
+    out.u8(split.merge_received ? kMergeReceived : 0);
+    out.count(split.cuts.size(), "column cut");
+    write_vector(out, split.cuts);
+  }
+}
+
+void read_row_orders(ByteReader& in, graph::SummationOrder& order) {
+  const std::uint32_t rows = in.count("row order count", kMinRowOrderBytes);
+  for (std::uint32_t i = 0; i < rows; ++i) {
+    const std::size_t name_at = in.offset();
+    std::string name = in.string("row order op name");
+    reference::RowSplit split;
+    const std::size_t ranges_at = in.offset();
+    const std::uint32_t ranges = in.u32();
+    if (ranges < 1 || ranges > 64) in.fail_at(ranges_at, "op '{}' has {} column ranges per part", name, ranges);
+    split.ranges = static_cast<int>(ranges);
+    const std::size_t flags_at = in.offset();
+    const std::uint8_t flags = in.u8();
+    if (flags & ~kMergeReceived) in.fail_at(flags_at, "unknown row order flags {:#04x}", flags);
+    split.merge_received = (flags & kMergeReceived) != 0;
+    split.cuts = read_vector(in, in.count("column cut count", 8));
+    if (!order.rows.emplace(name, std::move(split)).second)
+      in.fail_at(name_at, "op '{}' has two row orders", name);
+  }
+}
+
+constexpr std::uint8_t kHalfProbabilities = 1;
+
+// Per attention: its name, softmax chunks, flags (bit 0: FP16
+// probabilities) and the key cuts.
+void write_attention_orders(ByteWriter& out, const graph::SummationOrder& order) {
+  out.count(order.attentions.size(), "attention order");
+  for (const auto& [name, split] : order.attentions) {
+    out.string(name);
+    out.u32(static_cast<std::uint32_t>(split.softmax_chunks));
+    out.u8(split.half_probabilities ? kHalfProbabilities : 0);
+    out.count(split.key_cuts.size(), "key cut");
+    write_vector(out, split.key_cuts);
+  }
+}
+
+void read_attention_orders(ByteReader& in, graph::SummationOrder& order) {
+  const std::uint32_t attentions = in.count("attention order count", kMinRowOrderBytes);
+  for (std::uint32_t i = 0; i < attentions; ++i) {
+    const std::size_t name_at = in.offset();
+    std::string name = in.string("attention order op name");
+    reference::AttentionSplit split;
+    const std::size_t chunks_at = in.offset();
+    const std::uint32_t chunks = in.u32();
+    if (chunks < 1 || chunks > 64) in.fail_at(chunks_at, "op '{}' has {} softmax chunks", name, chunks);
+    split.softmax_chunks = static_cast<int>(chunks);
+    const std::size_t flags_at = in.offset();
+    const std::uint8_t flags = in.u8();
+    if (flags & ~kHalfProbabilities) in.fail_at(flags_at, "unknown attention order flags {:#04x}", flags);
+    split.half_probabilities = (flags & kHalfProbabilities) != 0;
+    split.key_cuts = read_vector(in, in.count("key cut count", 8));
+    if (!order.attentions.emplace(name, std::move(split)).second)
+      in.fail_at(name_at, "op '{}' has two attention orders", name);
+  }
+}
+
+graph::SummationOrder read_summation_order(ByteReader& in) {
+  graph::SummationOrder order;
+  const std::uint32_t gemms = in.count("summation order count", kMinOrderBytes);
+  for (std::uint32_t i = 0; i < gemms; ++i) {
+    const std::size_t name_at = in.offset();
+    std::string name = in.string("summation order op name");
+    reference::KSplit split;
+    const std::size_t flags_at = in.offset();
+    const std::uint8_t flags = in.u8();
+    if (flags & ~kHalfPartials) in.fail_at(flags_at, "unknown summation order flags {:#04x}", flags);
+    split.half_partials = (flags & kHalfPartials) != 0;
+    split.cuts = read_vector(in, in.count("K cut count", 8));
+    split.orders.resize(in.count("column range count", 8 + 8 + 4));
+    for (reference::KSplit::Columns& range : split.orders) {
+      range.begin = in.i64();
+      range.end = in.i64();
+      range.parts.resize(in.count("part count", 4));
+      for (int& part : range.parts) {
+        const std::size_t part_at = in.offset();
+        const std::uint32_t value = in.u32();
+        if (value + 1 >= split.cuts.size())
+          in.fail_at(part_at, "part {} of op '{}' does not exist ({} parts)", value, name,
+                     split.cuts.empty() ? 0 : split.cuts.size() - 1);
+        part = static_cast<int>(value);
+      }
+    }
+    if (!order.gemms.emplace(name, std::move(split)).second)
+      in.fail_at(name_at, "op '{}' has two summation orders", name);
+  }
+  read_row_orders(in, order);
+  read_attention_orders(in, order);
+  return order;
+}
+
 }  // namespace
 
 EncodedBody encode_body(const Package& package) {
@@ -147,6 +274,9 @@ EncodedBody encode_body(const Package& package) {
   }
 
   for (const Binding& binding : package.bindings) write_binding(out, binding);
+  write_summation_order(out, package.summation_order);
+  write_row_orders(out, package.summation_order);
+  write_attention_orders(out, package.summation_order);
 
   EncodedBody body;
   body.counts = {static_cast<std::uint32_t>(package.tiles.size()),
@@ -218,7 +348,8 @@ Package decode_body(std::span<const std::uint8_t> body, const BodyCounts& counts
   package.bindings.reserve(counts.bindings);
   for (std::uint32_t i = 0; i < counts.bindings; ++i) package.bindings.push_back(read_binding(in));
 
-  if (in.remaining() != 0) in.fail("{} bytes of trailing data after the last binding", in.remaining());
+  package.summation_order = read_summation_order(in);
+  if (in.remaining() != 0) in.fail("{} bytes of trailing data after the attention orders", in.remaining());
   return package;
 }
 

@@ -22,6 +22,18 @@
 //     str name, u8 role, u8 element type, i32 scale, u32 rank, i64 shape[rank]
 //     u32 piece count, then per piece:
 //       u32 tile, u32 address, i64 start[rank], i64 size[rank], i64 strides[rank]
+//   u32 summation order count, then per gemm (graph/summation_order.h), by name:
+//     str op name, u8 flags (bit 0: FP16 partials; others 0),
+//     u32 cut count, i64 cuts[count],
+//     u32 column range count, then per range: i64 begin, i64 end,
+//       u32 part count, u32 parts[count] (each below the cut count)
+//   u32 row order count, then per layernorm or softmax, by name:
+//     str op name, u32 ranges per part (1-64), u8 flags (bit 0: received
+//     slots merged first; others 0), u32 cut count, i64 cuts[count]
+//     (none: whole rows)
+//   u32 attention order count, then per attention, by name:
+//     str op name, u32 softmax chunks (1-64), u8 flags (bit 0: FP16
+//     probabilities; others 0), u32 cut count, i64 key cuts[count]
 //
 // Every content is used by at least one segment. Enumerations are stored as
 // the codes below, which never change meaning within a format version.

@@ -62,6 +62,37 @@ json per_tile_bytes(const std::vector<std::uint64_t>& bytes) {
 
 std::string hex(std::uint64_t value) { return fmt::format("{:#x}", value); }
 
+// Per gemm whose K the plan splits: its cuts, the partials' type and the
+// column ranges with their order of parts.
+json summation_order_json(const graph::SummationOrder& order) {
+  json gemms = json::object();
+  for (const auto& [name, split] : order.gemms) {
+    json ranges = json::array();
+    for (const reference::KSplit::Columns& range : split.orders)
+      ranges.push_back({{"columns", {range.begin, range.end}}, {"parts", range.parts}});
+    gemms[name] = {{"cuts", split.cuts}, {"partials", split.half_partials ? "f16" : "f32"}, {"columnRanges", ranges}};
+  }
+  return gemms;
+}
+
+// Per attention: its key cuts, softmax chunks and probabilities' type.
+json attention_orders_json(const graph::SummationOrder& order) {
+  json attentions = json::object();
+  for (const auto& [name, split] : order.attentions)
+    attentions[name] = {{"keyCuts", split.key_cuts},
+                        {"softmaxChunks", split.softmax_chunks},
+                        {"probabilities", split.half_probabilities ? "f16" : "f32"}};
+  return attentions;
+}
+
+// Per layernorm or softmax: whole rows, or its column cuts, ranges and merge.
+json row_orders_json(const graph::SummationOrder& order) {
+  json rows = json::object();
+  for (const auto& [name, split] : order.rows)
+    rows[name] = {{"cuts", split.cuts}, {"ranges", split.ranges}, {"mergeReceived", split.merge_received}};
+  return rows;
+}
+
 std::uint64_t get(const json& object, const char* key) { return object.at(key).get<std::uint64_t>(); }
 
 }  // namespace
@@ -106,6 +137,9 @@ json summary_report(const Package& package, const FileFacts& file) {
       {"exchange_groups", {{"count", package.exchange_groups.size()}, {"largest", largest_group}}},
       {"bindings", {{"count", package.bindings.size()}, {"by_role", roles}}},
       {"compile_info", compile_info},
+      {"summation_order", summation_order_json(package.summation_order)},
+      {"row_orders", row_orders_json(package.summation_order)},
+      {"attention_orders", attention_orders_json(package.summation_order)},
   };
 }
 
@@ -137,6 +171,18 @@ std::string summary_text(const json& summary) {
                       get(summary["bindings"], "count"), get(roles, "input"),
                       get(roles, "parameter"), get(roles, "output"));
   text += fmt::format("compile_info  {}\n", summary["compile_info"].dump());
+  for (const auto& [name, split] : summary["summation_order"].items())
+    text += fmt::format("K split       {}: cuts {}, partials {}, {} column ranges\n", name, split["cuts"].dump(),
+                        split["partials"].get<std::string>(), split["columnRanges"].size());
+  for (const auto& [name, split] : summary["row_orders"].items())
+    text += split["cuts"].empty()
+                ? fmt::format("row op        {}: whole rows\n", name)
+                : fmt::format("row op        {}: column cuts {}, {} ranges a part{}\n", name, split["cuts"].dump(),
+                              split["ranges"].get<int>(), split["mergeReceived"].get<bool>() ? ", received slots merged" : "");
+  for (const auto& [name, split] : summary["attention_orders"].items())
+    text += fmt::format("attention     {}: key cuts {}, {} softmax chunks, probabilities {}\n", name,
+                        split["keyCuts"].dump(), split["softmaxChunks"].get<int>(),
+                        split["probabilities"].get<std::string>());
   return text;
 }
 

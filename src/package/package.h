@@ -9,6 +9,7 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/summation_order.h"
 #include "target/machine.h"
 
 #include <cstdint>
@@ -19,7 +20,8 @@
 
 namespace tilec::package {
 
-constexpr std::uint32_t kFormatVersion = 1;
+// 2: the summation order follows the bindings.
+constexpr std::uint32_t kFormatVersion = 2;
 
 struct Segment {
   std::string name;  // ".text", ".kernels", ".args", ...
@@ -94,6 +96,9 @@ struct Package {
   // Free-form facts from the compiler (graph name, budget, estimated
   // cycles...), kept as JSON text.
   std::string compile_info = "{}";
+  // The order the plan sums in, for the plan-order reference
+  // (graph::run_reference with it): every gemm whose K the plan splits.
+  graph::SummationOrder summation_order;
 };
 
 // A package for `model` with every tile idle (no segments, entry 0) and no

@@ -102,7 +102,7 @@ PackageHeader decode_header(std::span<const std::uint8_t> file, const std::strin
     PackageHeader header;
     header.version = in.u32();
     if (header.version != kFormatVersion)
-      throw_bad_input("", "format version {} is not supported (this tilec reads version {})",
+      throw_bad_input("", "format version {} is not supported (this tilec reads version {}; compile the graph again)",
                       header.version, kFormatVersion);
     header.flags = in.u32();
     if (header.flags != 0) throw_bad_input("", "unknown header flags {:#x}", header.flags);

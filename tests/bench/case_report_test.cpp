@@ -60,6 +60,9 @@ CaseReport passing_case() {
   report.precision_absolute_error = 0.1717;
   report.precision_relative_error = 4.05;
   report.exact_reference_seconds = 5.2;
+  report.bit_exact = false;
+  report.differing_elements = 1234;
+  report.plan_order_reference_seconds = 1.3;
   report.key = CaseKey{"xxh64:0000000000000001", "xxh64:0000000000000002", "target ipu21", "0.1.0",
                        "xxh64:0000000000000003"};
   report.outputs_digest = "xxh64:0000000000000004";
@@ -123,6 +126,9 @@ TEST(CaseReport, ReadsBackWhatItWrites) {
   EXPECT_EQ(again.key, original.key);
   EXPECT_EQ(again.exact_relative_error, 4.03);
   EXPECT_EQ(again.absolute_tolerance, 0.03);
+  EXPECT_EQ(again.bit_exact, false);
+  EXPECT_EQ(again.differing_elements, 1234);
+  EXPECT_EQ(again.plan_order_reference_seconds, 1.3);
 }
 
 // A ViT tower's layers and head are written after its workload and read
@@ -200,8 +206,12 @@ TEST(CaseReport, MarkdownHasARowPerCaseAndTheDiagnostics) {
   const std::string text = report_markdown({passing_case(), rejected}, "sweep");
   EXPECT_THAT(text, HasSubstr("# sweep\n"));
   EXPECT_THAT(text, HasSubstr("| [fp8-b4-n1-256k](fp8-b4-n1-256k/profile.html) | pass | 282,876 | 54.3% | 0.003906 | "
-                              "0.0215 | 0.1712 | 0.1717 | 252,944 | 0.92 | 17.66 | 12.3 |\n"));
-  EXPECT_THAT(text, HasSubstr("| fp8-b1-n1-64k | planner-rejected | - | - | - | - | - | - | - | - | - | 0.0 |\n"));
+                              "0.0215 | no (1,234 differ) | 0.1712 | 0.1717 | 252,944 | 0.92 | 17.66 | 12.3 |\n"));
+  EXPECT_THAT(text, HasSubstr("| fp8-b1-n1-64k | planner-rejected | - | - | - | - | - | - | - | - | - | - | 0.0 |\n"));
+  CaseReport exact = passing_case();
+  exact.bit_exact = true;
+  exact.differing_elements = 0;
+  EXPECT_THAT(report_markdown({exact}, "sweep"), HasSubstr("| 0.0215 | yes | 0.1712 |"));
   EXPECT_THAT(text, HasSubstr("## fp8-b1-n1-64k (planner-rejected)\n\n```\nconstruct_mid: close time.wall=1.00s "
                               "time.busy=1.00s\ncompile: no plan fits\n```\n"));
 }

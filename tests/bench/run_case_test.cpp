@@ -65,6 +65,8 @@ TEST(RunCase, PassingCaseReportsEveryFigure) {
   EXPECT_EQ(report.maximum_absolute_error.has_value(), true);
   EXPECT_LE(*report.maximum_absolute_error, 0.03);
   EXPECT_EQ(report.out_of_tolerance, 0);
+  EXPECT_EQ(report.bit_exact, true);
+  EXPECT_EQ(report.differing_elements, 0);
   // x (40 x 32 FP8) is stored once; W1 and W2 at least once each.
   EXPECT_EQ(report.input_bytes, 40 * 32);
   EXPECT_GE(*report.weight_bytes, 2 * 32 * 64);
@@ -94,6 +96,72 @@ TEST(RunCase, PassingCaseWritesItsProfile) {
   EXPECT_EQ(profile.cycles, *outcome.report.cycles);
   EXPECT_EQ(outcome.report.renderer_cycles, profile::renderer_cycles(profile));
   EXPECT_GT(std::filesystem::file_size(directory + "/profile.html"), 0u);
+}
+
+// At 8 KiB the plan splits both GEMMs' K over tiles, gemm1's partial sums
+// in FP32; at 6 KiB the same grids fit only with them in FP16.
+TEST(RunCase, SplitSumsAreBitExactAgainstThePlanOrderReference) {
+  SmallCase small(8);
+  const CaseOutcome outcome = run_case(small.request);
+  ASSERT_EQ(outcome.report.status, kPass) << ::testing::PrintToString(outcome.report.diagnostic);
+  EXPECT_THAT(outcome.report.plan, HasSubstr("gemm1 4x2, gemm2 2x4"));
+  EXPECT_EQ(outcome.report.bit_exact, true);
+  EXPECT_EQ(outcome.report.differing_elements, 0);
+  EXPECT_TRUE(outcome.report.plan_order_reference_seconds.has_value());
+  // The standard reference sums K in one part: the device is not its bits.
+  EXPECT_GT(graph::differing_elements(outcome.outputs, small.data.reference().outputs), 0);
+}
+
+// The default sweep's kinds of case on small chips: FP8 and FP16, one and
+// two blocks, batch 1 and 2, the whole tile and a budget that splits K.
+TEST(RunCase, SweepKindsOfCaseAreBitExact) {
+  for (graph::Precision precision : {graph::Precision::Fp8, graph::Precision::Fp16})
+    for (std::int64_t blocks : {1, 2})
+      for (std::int64_t batch : {1, 2})
+        for (std::uint32_t tiles : {16u, 64u})
+          for (std::uint32_t budget_kib : {0u, 8u}) {
+            graph::MlpOptions options = small_mlp();
+            options.precision = precision;
+            options.blocks = blocks;
+            options.batch = batch;
+            WorkloadData data{"mlp", options};
+            CaseRequest request;
+            request.identity = workload_case("mlp", options, budget_kib);
+            request.graph = &data.graph();
+            request.data = &data.data();
+            request.reference = [&]() -> const ReferenceOutputs& { return data.reference(); };
+            request.compile.machine = ipu21_cut(tiles);
+            request.compile.budget_bytes = budget_kib * 1024;
+            const CaseOutcome outcome = run_case(request);
+            const std::string where = fmt::format("{} on {} tiles: {}", outcome.report.name, tiles, outcome.report.plan);
+            ASSERT_EQ(outcome.report.status, kPass) << where;
+            EXPECT_EQ(outcome.report.differing_elements, 0) << where;
+            // 8 KiB leaves no plan that sums K on one tile.
+            if (budget_kib == 8) EXPECT_TRUE(outcome.report.plan_order_reference_seconds.has_value()) << where;
+          }
+}
+
+TEST(RunCase, ADeviceThatRoundsItsPartialSumsOtherwiseIsNotBitExact) {
+  SmallCase fp32_partials(8), fp16_partials(6);
+  const package::Package planned = compiler::compile(fp32_partials.data.graph(), fp32_partials.request.compile).package;
+  package::Package device = compiler::compile(fp16_partials.data.graph(), fp16_partials.request.compile).package;
+  const reference::KSplit& planned_split = planned.summation_order.gemms.at("gemm1");
+  const reference::KSplit& device_split = device.summation_order.gemms.at("gemm1");
+  // The same cuts and combine orders; only the device's partials are FP16.
+  ASSERT_EQ(planned_split.cuts, device_split.cuts);
+  ASSERT_EQ(planned_split.orders, device_split.orders);
+  ASSERT_FALSE(planned_split.half_partials);
+  ASSERT_TRUE(device_split.half_partials);
+  fp16_partials.request.package = &device;
+  const CaseOutcome own = run_case(fp16_partials.request);
+  ASSERT_EQ(own.report.status, kPass);
+  EXPECT_EQ(own.report.bit_exact, true);
+  // The reference told that the device sums as the FP32 plan does.
+  device.summation_order = planned.summation_order;
+  const CaseOutcome told = run_case(fp16_partials.request);
+  EXPECT_EQ(told.report.status, kPass);
+  EXPECT_EQ(told.report.bit_exact, false);
+  EXPECT_GT(told.report.differing_elements.value_or(0), 0);
 }
 
 TEST(RunCase, NoPlanFittingTheBudgetIsAPlannerRejection) {

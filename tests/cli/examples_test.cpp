@@ -67,6 +67,9 @@ void run_example(const std::string& file) {
   ASSERT_EQ(run.exit_code, 0) << example.file << ": " << run.err;
   const nlohmann::json report = nlohmann::json::parse(run.out);
   EXPECT_EQ(report["status"], "pass") << example.file;
+  // The device's bits are the plan-order reference's, every element.
+  EXPECT_EQ(report["bitExact"], true) << example.file;
+  EXPECT_EQ(report["differingElements"], 0) << example.file;
   EXPECT_EQ(report["target"], example.target) << example.file;
 }
 

@@ -128,6 +128,23 @@ TEST(RunCommand, APackageIsReportedWithItsOwnBudget) {
   EXPECT_EQ(nlohmann::json::parse(whole.out)["budget_kib"], 0);
 }
 
+// A package carries its plan's summation order: run --package checks the
+// device bit for bit against the plan-order reference, K split included.
+TEST(RunCommand, APackageIsCheckedBitForBitInItsOwnOrder) {
+  const std::string dir = fresh_directory("run_package_bit_exact");
+  ASSERT_EQ(run_tilec("compile " + kSmallMlp + " --target ipu21:16 --budget-kib 8 -o " + dir + "/8k.tpk").exit_code, 0);
+  const TilecRun inspect = run_tilec("package inspect " + dir + "/8k.tpk");
+  EXPECT_THAT(inspect.out, HasSubstr("K split       gemm1: cuts [0,16,32], partials f32"));
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --package " + dir + "/8k.tpk --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["bitExact"], true);
+  EXPECT_EQ(report["differingElements"], 0);
+  EXPECT_TRUE(report["planOrderReferenceSeconds"].is_number());
+  const TilecRun text = run_tilec("run " + kSmallMlp + " --package " + dir + "/8k.tpk");
+  EXPECT_THAT(text.out, HasSubstr("plan order bit-exact: every output element equals the plan-order reference"));
+}
+
 // A NaN in x makes NaNs in its row of y, on the device and in the
 // reference alike: they agree.
 TEST(RunCommand, NaNWhereTheReferenceHasNaNAgrees) {

@@ -37,6 +37,7 @@ TEST(EndToEnd, AttentionMatchesTheReference) {
   // Segments of whole panels, and of 13 rows (each padded to a panel).
   for (Case c : {Case{ElementType::F16, 3, 32}, Case{ElementType::F32, 2, 32}, Case{ElementType::F16, 3, 13}}) {
     Outcome outcome = compile_and_run(attention_graph(c.type, c.batch, c.segment), on_tiles(16));
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
     EXPECT_LT(outcome.max_error, c.type == ElementType::F32 ? 1e-4 : 2e-2) << outcome.compiled.plan;
     EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
@@ -63,6 +64,7 @@ TEST(EndToEnd, AttentionSpreadsOverTiles) {
   const std::string& plan = outcome.compiled.plan;
   const AttentionParts parts = attention_parts(plan, "attention");
   EXPECT_GT(parts.queries * parts.keys, 1) << plan;
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
   EXPECT_LT(outcome.max_error, 1e-4) << plan;
   EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
@@ -92,6 +94,7 @@ TEST(EndToEnd, MultiHeadAttentionMatchesTheReference) {
     if (c.more_tiles_than_heads) {
       EXPECT_EQ(parts.heads, c.heads) << plan;
     }
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << plan;
     EXPECT_LT(outcome.max_error, 1e-5) << plan;
     EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
@@ -106,6 +109,7 @@ TEST(EndToEnd, AttentionOnHostInputs) {
   graph::ValueId v = b.input("v", {{2, 16, 24}, f32});
   b.output("y", b.attention("attention", q, k, v, 0.25f, f32));
   Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
   EXPECT_LT(outcome.max_error, 1e-5) << outcome.compiled.plan;
 }
@@ -127,6 +131,7 @@ TEST(EndToEnd, AttentionBlocksInARepeatMatchTheReference) {
                       }).front();
   b.output("y", y);
   Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
   EXPECT_LT(outcome.max_error, 1e-4) << outcome.compiled.plan;
   EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
@@ -184,6 +189,7 @@ TEST(EndToEnd, CrossAttentionWithOneSharedQueryRow) {
     Outcome outcome = compile_and_run(graph, on_tiles(c.tiles));
     const std::string& plan = outcome.compiled.plan;
     EXPECT_EQ(attention_parts(plan, "pool").queries, 1) << plan;
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
     EXPECT_LT(outcome.max_error, c.type == ElementType::F32 ? 1e-5 : 2e-2) << plan;
     EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
@@ -201,6 +207,7 @@ TEST(EndToEnd, AParameterCanBeAGemmsActivation) {
   b.output("y", b.gemm("projected", probe, w, f32));
   b.output("z", b.gemm("transformed", x, w, f32));
   Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
   EXPECT_LT(outcome.max_error, 1e-5) << outcome.compiled.plan;
 }
@@ -213,6 +220,7 @@ TEST(EndToEnd, TheHeadsProbeInAPlanOfSeveralChunks) {
     Outcome outcome = compile_and_run(tower.graph, on_tiles(2), tower.data_rules);
     const std::string& plan = outcome.compiled.plan;
     EXPECT_NE(plan.find(" chunks"), std::string::npos) << plan;
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << plan;
     EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
   }
@@ -228,6 +236,7 @@ TEST(EndToEnd, SmallVisionTowerWithItsHeadMatchesTheReference) {
       Outcome outcome = compile_and_run(tower.graph, on_tiles(16), tower.data_rules);
       const std::string& plan = outcome.compiled.plan;
       EXPECT_NE(plan.find("head_attention 2h x 1q"), std::string::npos) << plan;
+      EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
       EXPECT_EQ(outcome.bad, 0) << graph::precision_name(precision) << " batch " << batch << ": max error "
                                 << outcome.max_error << " with " << plan;
       EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;

@@ -19,6 +19,8 @@ struct Outcome {
   std::int64_t bad = 0;
   std::uint64_t cycles = 0;
   std::uint32_t most_memory = 0;  // the simulator's largest per-tile use
+  // Output elements whose bits differ from the plan-order reference.
+  std::int64_t differing = 0;
   CompileResult compiled;
 };
 
@@ -33,8 +35,9 @@ inline Outcome compile_and_run(const graph::Graph& graph, CompileOptions options
   outcome.cycles = run.cycles;
   for (const sim::TileStats& tile : run.tiles) outcome.most_memory = std::max(outcome.most_memory, tile.memory_bytes);
   graph::ReferenceResult reference = graph::run_reference(graph, data);
+  graph::TensorMap outputs;
   for (const auto& [name, expected] : reference.outputs) {
-    graph::Tensor actual = device.read(name);
+    graph::Tensor actual = outputs.emplace(name, device.read(name)).first->second;
     std::vector<float> want = expected.to_floats(), got = actual.to_floats();
     for (std::size_t i = 0; i < want.size(); ++i) {
       double error = std::fabs(static_cast<double>(got[i]) - want[i]);
@@ -42,6 +45,9 @@ inline Outcome compile_and_run(const graph::Graph& graph, CompileOptions options
       if (!(error <= outcome.max_error)) outcome.max_error = std::isnan(error) ? INFINITY : error;
     }
   }
+  const graph::SummationOrder& order = outcome.compiled.package.summation_order;
+  outcome.differing = graph::differing_elements(
+      outputs, order.empty() ? reference.outputs : graph::run_reference(graph, data, order).outputs);
   return outcome;
 }
 
@@ -63,6 +69,8 @@ inline CompileOptions on_tiles(std::uint32_t tiles) {
 inline void expect_matches(const graph::Graph& graph, const CompileOptions& options) {
   Outcome outcome = compile_and_run(graph, options);
   EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+  EXPECT_EQ(outcome.differing, 0) << "elements that differ from the plan-order reference with "
+                                  << outcome.compiled.plan;
   EXPECT_GT(outcome.cycles, 0u);
   // The memory the simulator sees used is what the compiler planned, to the byte.
   EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;

@@ -45,6 +45,7 @@ TEST(EndToEnd, RowPartsGatherTheirWeightsAndMatchTheReference) {
     options.groups = 1;
     options.row_parts = 3;
     Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
     EXPECT_NE(outcome.compiled.plan.find("gemm1 3x"), std::string::npos) << outcome.compiled.plan;
     EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
@@ -83,6 +84,7 @@ TEST(EndToEnd, ChunkedPlansProcessEveryRow) {
   options.groups = 2;
   options.chunks = 3;
   Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
   EXPECT_NE(outcome.compiled.plan.find("3 chunks"), std::string::npos) << outcome.compiled.plan;
 }
@@ -94,6 +96,7 @@ TEST(EndToEnd, WideReductionsChainTheirPasses) {
   CompileOptions options = on_tiles(64);
   options.groups = 1;
   Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
 }
 
@@ -258,6 +261,7 @@ graph::Graph normalised_graph(ElementType type) {
 TEST(EndToEnd, LayerNormAndSoftmaxMatchTheReference) {
   for (ElementType type : {ElementType::F16, ElementType::F32}) {
     Outcome outcome = compile_and_run(normalised_graph(type), on_tiles(16));
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
     EXPECT_LT(outcome.max_error, 1e-3) << outcome.compiled.plan;
   }
@@ -268,6 +272,7 @@ TEST(EndToEnd, LayerNormAndSoftmaxMatchTheReference) {
 TEST(FullChip, SiglipMlpBatchOneBeatsTheReferenceHardware) {
   graph::Graph graph = graph::build_workload("siglip-mlp", graph::MlpOptions{});
   Outcome outcome = compile_and_run(graph, CompileOptions{});
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error;
   EXPECT_LT(outcome.max_error, 0.01);
   EXPECT_LT(outcome.cycles, 225672u) << "the reference hardware's cycles for fp8-b1-n1-default";
@@ -301,6 +306,7 @@ TEST(EndToEnd, RowOpsSpreadTheirColumnsOverTiles) {
     const std::size_t at = plan.find("norm 1x");
     ASSERT_NE(at, std::string::npos) << plan;
     EXPECT_GT(std::stoi(plan.substr(at + 7)), 1) << plan;
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << plan;
     if (layernorm)
       EXPECT_EQ(outcome.max_error, 0.0) << plan;
@@ -333,6 +339,7 @@ TEST(EndToEnd, RowOpsSplitTheirColumnsAndRows) {
     if (wide) EXPECT_EQ(row_parts, 1) << plan;
     else EXPECT_GT(row_parts, 1) << plan;
     EXPECT_NE(plan.find("split"), std::string::npos) << plan;
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
     EXPECT_EQ(outcome.bad, 0) << plan;
     EXPECT_LT(outcome.max_error, 2e-3) << plan;
     EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
@@ -369,6 +376,7 @@ TEST(EndToEnd, GeluAfterLayerNormIsApplied) {
   h = b.gelu("act", h, graph::GeluApproximation::Tanh, StorageType{ElementType::F16, 0});
   b.output("y", h);
   Outcome outcome = compile_and_run(b.finish(), on_tiles(16));
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
   EXPECT_LT(outcome.max_error, 2e-3) << outcome.compiled.plan;
 }
@@ -409,6 +417,7 @@ TEST(EndToEnd, MoreKPartsThanColumns) {
   ASSERT_NE(outcome.compiled.plan.find("narrow 1x"), std::string::npos) << outcome.compiled.plan;
   EXPECT_GT(std::stoi(outcome.compiled.plan.substr(outcome.compiled.plan.find("narrow 1x") + 9)), 16)
       << outcome.compiled.plan;
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
 }
 
@@ -498,6 +507,7 @@ TEST(EndToEnd, PatchesOfAHostInputAndAPositionTable) {
       CompileOptions options = on_tiles(tiles);
       options.groups = 1;
       Outcome outcome = compile_and_run(graph, options);
+      EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
       EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
       EXPECT_LT(outcome.max_error, type == ElementType::F32 ? 1e-5 : 4e-3) << outcome.compiled.plan;
       EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;

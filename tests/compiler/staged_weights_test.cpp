@@ -25,6 +25,7 @@ TEST(StagedWeights, WeightsBeyondInterleavedMemoryAreStagedAndComputeTheSame) {
   Outcome outcome = compile_and_run(blocks_of_mlp(14), one_tile);
   const std::string& plan = outcome.compiled.plan;
   EXPECT_NE(plan.find("iteration weights staged"), std::string::npos) << plan;
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << plan;
   EXPECT_EQ(outcome.max_error, 0.0) << plan;
   // The simulator sees standard memory used to its top, as planned.
@@ -35,6 +36,7 @@ TEST(StagedWeights, WeightsBeyondInterleavedMemoryAreStagedAndComputeTheSame) {
 TEST(StagedWeights, OnlyWhenTheWeightsDoNotFitInterleavedMemory) {
   Outcome outcome = compile_and_run(blocks_of_mlp(4), on_tiles(1));
   EXPECT_EQ(outcome.compiled.plan.find("staged"), std::string::npos) << outcome.compiled.plan;
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0);
   EXPECT_LT(outcome.most_memory, on_tiles(1).machine.interleaved.bytes());
 }

@@ -491,3 +491,54 @@ TEST(Reference, SmallMlpWorkloadMatchesAHandLoop) {
 
 }  // namespace
 }  // namespace tilec::graph
+
+namespace tilec::graph {
+namespace {
+
+// The plan-order reference sums each gemm the order names as the order
+// says, inside a repeat body too (every iteration), and the others in one
+// part; an order naming an op the graph has not is refused.
+TEST(Reference, PlanOrderFollowsTheSummationOrder) {
+  const std::vector<float> xs{0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f};
+  std::vector<float> ws(27);
+  for (std::size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<float>((i * 5) % 13) / 7.0f - 0.9f;
+  const TensorMap tensors{{"x", tensor({2, 3}, xs, kF16)},
+                          {"W", tensor({3, 3, 3}, ws)},
+                          {"bias", tensor({3}, {0.1f, -0.2f, 0.3f})}};
+  SummationOrder order;
+  order.gemms["blocks.h"] = reference::KSplit{{0, 1, 3}, true, {{0, 2, {1, 0}}}};
+  const ReferenceResult planned = run_reference(three_blocks(), tensors, order, true);
+
+  std::vector<float> state = tensors.at("x").to_floats();
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> h(6);
+    reference::gemm(state, std::span<const float>(ws).subspan(static_cast<std::size_t>(9 * i), 9), h, 2, 3, 3, false,
+                    false, order.gemms.at("blocks.h"));
+    EXPECT_EQ(planned.intermediates.at(fmt::format("blocks[{}].h", i)).to_floats(), h) << "iteration " << i;
+    for (std::size_t j = 0; j < 6; ++j) state[j] = round_to_half(reference::gelu_tanh(h[j]) + (j % 3 == 0 ? 0.1f : j % 3 == 1 ? -0.2f : 0.3f));
+  }
+  EXPECT_EQ(planned.outputs.at("y").to_floats(), state);
+  EXPECT_EQ(differing_elements(planned.outputs, planned.outputs), 0);
+
+  SummationOrder stale;
+  stale.gemms["h"] = reference::KSplit{{0, 3}, false, {}};
+  EXPECT_THAT([&] { run_reference(three_blocks(), tensors, stale); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr(
+                  "summation order of op 'h': the graph has no gemm of that name")));
+  SummationOrder rows;
+  rows.rows["blocks.h"] = reference::RowSplit{};
+  EXPECT_THAT([&] { run_reference(three_blocks(), tensors, rows); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("the graph has no layernorm or softmax of that name")));
+}
+
+// Bits compared as stored: NaN equals any NaN, +0 and -0 differ.
+TEST(Reference, DifferingElementsCompareStoredBits) {
+  const TensorMap reference{{"y", tensor({4}, {1.0f, NAN, 0.0f, 2.0f}, kF16)}};
+  EXPECT_EQ(differing_elements({{"y", tensor({4}, {1.0f, -NAN, 0.0f, 2.0f}, kF16)}}, reference), 0);
+  EXPECT_EQ(differing_elements({{"y", tensor({4}, {1.0f, NAN, -0.0f, 2.001f}, kF16)}}, reference), 2);
+  EXPECT_THROW(differing_elements({{"y", tensor({4}, {1.0f, NAN, 0.0f, 2.0f})}}, reference), Error);
+  EXPECT_THROW(differing_elements({}, reference), Error);
+}
+
+}  // namespace
+}  // namespace tilec::graph

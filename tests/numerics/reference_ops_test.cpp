@@ -1,6 +1,8 @@
 // Host reference kernels against plain double-precision loops.
 #include "numerics/reference_ops.h"
 
+#include "numerics/fp16.h"
+
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -290,6 +292,150 @@ TEST(ReferenceRows, RejectWidthsThatDoNotDivideTheData) {
   std::vector<float> x(10), out(10), gamma(3), beta(3);
   EXPECT_THROW(softmax(x, out, 3), Error);
   EXPECT_THROW(layernorm(x, gamma, beta, out, 3, 1e-6f), Error);
+}
+
+}  // namespace
+}  // namespace tilec::reference
+
+namespace tilec::reference {
+namespace {
+
+// Each part summed from +0 in k order, rounded to FP16 when asked, then
+// added per column range in its order: the definition, written out.
+TEST(ReferenceGemm, ExplicitKSplitsSumEachRangeInItsOrder) {
+  const std::int64_t m = 6, n = 40, k = 70;
+  const auto a = test_values(static_cast<std::size_t>(m * k), 31);
+  const auto b = test_values(static_cast<std::size_t>(k * n), 32);
+  for (bool half : {false, true}) {
+    const KSplit split{{0, 16, 16, 50, 70}, half, {{0, 10, {2, 0, 1, 3}}, {25, 40, {3, 1, 2, 0}}}};
+    std::vector<float> c(static_cast<std::size_t>(m * n));
+    gemm(a, b, c, m, n, k, false, false, split);
+    std::vector<float> expected(c.size());
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        std::vector<float> parts;
+        for (int p = 0; p < 4; ++p) {
+          float sum = 0.0f;
+          for (std::int64_t q = split.cuts[static_cast<std::size_t>(p)]; q < split.cuts[static_cast<std::size_t>(p) + 1]; ++q)
+            sum = std::fma(a[static_cast<std::size_t>(i * k + q)], b[static_cast<std::size_t>(q * n + j)], sum);
+          parts.push_back(half ? round_to_half(sum) : sum);
+        }
+        const std::vector<int> order = j < 10 ? std::vector<int>{2, 0, 1, 3}
+                                       : j >= 25 ? std::vector<int>{3, 1, 2, 0}
+                                                 : std::vector<int>{0, 1, 2, 3};
+        float total = parts[static_cast<std::size_t>(order[0])];
+        for (std::size_t o = 1; o < order.size(); ++o) total += parts[static_cast<std::size_t>(order[o])];
+        expected[static_cast<std::size_t>(i * n + j)] = total;
+      }
+    EXPECT_EQ(bits_of(c), bits_of(expected)) << (half ? "FP16 partials" : "FP32 partials");
+  }
+}
+
+TEST(ReferenceGemm, BalancedSplitsAreTheKPartsOfGemm) {
+  EXPECT_EQ(balanced_k_split(300, 3).cuts, (std::vector<std::int64_t>{0, 96, 192, 300}));
+  const std::int64_t m = 3, n = 20, k = 300;
+  const auto a = test_values(static_cast<std::size_t>(m * k), 41);
+  const auto b = test_values(static_cast<std::size_t>(k * n), 42);
+  std::vector<float> by_parts(static_cast<std::size_t>(m * n)), by_split(by_parts.size());
+  gemm(a, b, by_parts, m, n, k, false, true, 5);
+  gemm(a, b, by_split, m, n, k, false, true, balanced_k_split(k, 5));
+  EXPECT_EQ(bits_of(by_parts), bits_of(by_split));
+}
+
+TEST(ReferenceGemm, InvalidKSplitsAreRejected) {
+  const std::vector<float> a(8), b(8);
+  std::vector<float> c(4);
+  auto message = [&](const KSplit& split) {
+    try {
+      gemm(a, b, c, 2, 2, 4, false, false, split);
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message(KSplit{{0, 3}, false, {}}), "gemm K split: the cuts must run from 0 to K = 4 in increasing order");
+  EXPECT_EQ(message(KSplit{{0, 3, 2, 4}, false, {}}),
+            "gemm K split: the cuts must run from 0 to K = 4 in increasing order");
+  EXPECT_EQ(message(KSplit{{0, 2, 4}, false, {{0, 1, {0, 0}}}}),
+            "gemm K split: the order of columns [0, 1) is not a permutation of its 2 parts");
+  EXPECT_EQ(message(KSplit{{0, 2, 4}, false, {{0, 1, {1}}}}),
+            "gemm K split: the order of columns [0, 1) names 1 of its 2 parts");
+  EXPECT_EQ(message(KSplit{{0, 2, 4}, false, {{0, 2, {1, 0}}, {1, 2, {0, 1}}}}),
+            "gemm K split: column range [1, 2) is empty, outside [0, 2) or overlaps another");
+}
+
+// The row kernels' arithmetic: statistics per part (sub-ranges merged),
+// combined in slot order, divisions by counts as the kernels divide, and
+// softmax by the reciprocal of its sum. Splitting and merging change the
+// numbers only in their last bits.
+TEST(ReferenceRows, SplitRowsFollowTheKernelsArithmetic) {
+  const std::int64_t width = 37;
+  const auto x = test_values(static_cast<std::size_t>(4 * width), 51);
+  const auto gamma = test_values(static_cast<std::size_t>(width), 52);
+  const auto beta = test_values(static_cast<std::size_t>(width), 53);
+  std::vector<float> whole(x.size()), reciprocal(x.size());
+  softmax(x, whole, width, RowSplit{});
+  for (std::int64_t row = 0; row < 4; ++row) {
+    const float* in = x.data() + row * width;
+    float largest = -INFINITY, sum = 0.0f;
+    for (std::int64_t i = 0; i < width; ++i) largest = std::fmax(largest, in[i]);
+    for (std::int64_t i = 0; i < width; ++i) sum += std::exp(in[i] - largest);
+    for (std::int64_t i = 0; i < width; ++i)
+      reciprocal[static_cast<std::size_t>(row * width + i)] = std::exp(in[i] - largest) * (1.0f / sum);
+  }
+  EXPECT_EQ(bits_of(whole), bits_of(reciprocal));
+  for (const RowSplit& split : {RowSplit{{0, 10, 37}, 1, false}, RowSplit{{0, 5, 20, 37}, 3, true}}) {
+    std::vector<float> norm(x.size()), norm_whole(x.size()), soft(x.size());
+    layernorm(x, gamma, beta, norm, width, 1e-5f, split);
+    layernorm(x, gamma, beta, norm_whole, width, 1e-5f, RowSplit{});
+    softmax(x, soft, width, split);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      EXPECT_NEAR(norm[i], norm_whole[i], 1e-5f) << i;
+      EXPECT_NEAR(soft[i], whole[i], 1e-6f) << i;
+    }
+  }
+  std::vector<float> out(x.size());
+  EXPECT_THROW(softmax(x, out, width, RowSplit{{0, 20, 20, 37}, 1, false}), Error);
+  EXPECT_THROW(layernorm(x, gamma, beta, out, width, 1e-5f, RowSplit{{0, 36}, 1, false}), Error);
+  EXPECT_THROW(softmax(x, out, width, RowSplit{{}, 0, false}), Error);
+}
+
+}  // namespace
+}  // namespace tilec::reference
+
+namespace tilec::reference {
+namespace {
+
+// One key block in one chunk is the scaled softmax with a reciprocal, then
+// P V; several blocks merged by their statistics, or more chunks, change
+// only the last bits; FP16 probabilities are rounded before P V.
+TEST(ReferenceAttention, PlanOrderHeadsFollowTheKernels) {
+  const std::int64_t s = 5, t = 23, e = 7;
+  const float scale = 0.35f;
+  const auto scores = test_values(static_cast<std::size_t>(s * t), 61);
+  const auto v = test_values(static_cast<std::size_t>(t * e), 62);
+  std::vector<float> one(static_cast<std::size_t>(s * e)), expected(one.size());
+  attention_head(scores, v, one, s, t, e, scale, AttentionSplit{{0, t}, 1, false});
+  std::vector<float> p(static_cast<std::size_t>(s * t));
+  for (std::int64_t r = 0; r < s; ++r) {
+    float largest = -INFINITY, sum = 0.0f;
+    for (std::int64_t j = 0; j < t; ++j) largest = std::fmax(largest, scores[static_cast<std::size_t>(r * t + j)]);
+    largest = scale * largest;
+    for (std::int64_t j = 0; j < t; ++j) sum += std::exp(scale * scores[static_cast<std::size_t>(r * t + j)] - largest);
+    for (std::int64_t j = 0; j < t; ++j)
+      p[static_cast<std::size_t>(r * t + j)] =
+          std::exp(scale * scores[static_cast<std::size_t>(r * t + j)] - largest) * (1.0f / sum);
+  }
+  gemm(p, v, expected, s, e, t);
+  EXPECT_EQ(bits_of(one), bits_of(expected));
+  for (const AttentionSplit& split : {AttentionSplit{{0, 16, 23}, 1, false}, AttentionSplit{{0, t}, 3, false},
+                                      AttentionSplit{{0, 5, 16, 23}, 2, true}}) {
+    std::vector<float> other(one.size());
+    attention_head(scores, v, other, s, t, e, scale, split);
+    for (std::size_t i = 0; i < one.size(); ++i) EXPECT_NEAR(other[i], one[i], split.half_probabilities ? 2e-3 : 1e-6);
+  }
+  EXPECT_THROW(attention_head(scores, v, one, s, t, e, scale, AttentionSplit{{0, 20}, 1, false}), Error);
+  EXPECT_THROW(attention_head(scores, v, one, s, t, e, scale, AttentionSplit{{0, t}, 0, false}), Error);
 }
 
 }  // namespace

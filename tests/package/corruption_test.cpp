@@ -60,6 +60,13 @@ struct MinimalBody {
   std::uint32_t piece_count = 1;
   std::uint32_t group_members = 1;
   bool unused_content = false;
+  std::uint32_t orders = 0;  // summation orders, each of op "gemm1"
+  std::uint8_t order_flags = 0;
+  std::uint32_t order_part = 0;
+  std::uint32_t row_orders = 0;  // row orders, each of op "norm", whole rows
+  std::uint32_t row_ranges = 1;
+  std::uint32_t attention_orders = 0;  // each of op "attend", one key block
+  std::uint8_t attention_flags = 1;
 
   Bytes bytes() const {
     ByteWriter out;
@@ -98,6 +105,35 @@ struct MinimalBody {
     out.i64(0);        // start
     out.i64(2);        // size
     out.i64(1);        // stride
+    out.u32(orders);
+    for (std::uint32_t i = 0; i < orders; ++i) {
+      out.string("gemm1");
+      out.u8(order_flags);
+      out.u32(2);  // cuts 0, 16
+      out.i64(0);
+      out.i64(16);
+      out.u32(1);  // one column range, [0, 2), part 0
+      out.i64(0);
+      out.i64(2);
+      out.u32(1);
+      out.u32(order_part);
+    }
+    out.u32(row_orders);
+    for (std::uint32_t i = 0; i < row_orders; ++i) {
+      out.string("norm");
+      out.u32(row_ranges);
+      out.u8(0);
+      out.u32(0);  // whole rows
+    }
+    out.u32(attention_orders);
+    for (std::uint32_t i = 0; i < attention_orders; ++i) {
+      out.string("attend");
+      out.u32(1);  // softmax chunks
+      out.u8(attention_flags);
+      out.u32(2);  // key cuts 0, 9
+      out.i64(0);
+      out.i64(9);
+    }
     return out.bytes();
   }
 };
@@ -119,9 +155,9 @@ TEST(Corruption, HeaderProblems) {
   file[0] = 'X';
   EXPECT_EQ(decode_error(file), "bad.tpk: not a tilec package (bad magic)");
   file = good;
-  put_u32(file, 8, 2);
+  put_u32(file, 8, 1);
   EXPECT_EQ(decode_error(file),
-            "bad.tpk: format version 2 is not supported (this tilec reads version 1)");
+            "bad.tpk: format version 1 is not supported (this tilec reads version 2; compile the graph again)");
   file = good;
   put_u32(file, 12, 4);
   EXPECT_EQ(decode_error(file), "bad.tpk: unknown header flags 0x4");
@@ -181,34 +217,34 @@ TEST(Corruption, DecompressionProblems) {
 // MinimalBody's layout: contents at 17, the tile at 29 (segment count at 37,
 // segment flags at 54, content index at 55, symbol kind at 79), groups at
 // 84, the binding at 92 (role 97, element type 98, rank 103, piece count
-// 115), 151 bytes in all.
+// 115), the gemm, row and attention order counts at 151, 155 and 159, 163 bytes in all.
 TEST(Corruption, CountsBeyondTheBodyAreRejectedBeforeAllocating) {
   Bytes body = MinimalBody{}.bytes();
-  ASSERT_EQ(body.size(), 151u);
+  ASSERT_EQ(body.size(), 163u);
   EXPECT_EQ(body_error(body, {4'000'000'000u, 1, 1, 1}),
-            "bad.tpk: body offset 29: header's tile count 4000000000 needs more than the 122 "
+            "bad.tpk: body offset 29: header's tile count 4000000000 needs more than the 134 "
             "bytes left");
   EXPECT_EQ(body_error(body, {1, 4'000'000'000u, 1, 1}),
             "bad.tpk: body offset 17: header's segment content count 4000000000 needs more than "
-            "the 134 bytes left");
+            "the 146 bytes left");
   EXPECT_EQ(body_error(body, {1, 1, 4'000'000'000u, 1}),
             "bad.tpk: body offset 84: header's exchange group count 4000000000 needs more than "
-            "the 67 bytes left");
+            "the 79 bytes left");
   EXPECT_EQ(body_error(body, {1, 1, 1, 4'000'000'000u}),
-            "bad.tpk: body offset 92: header's binding count 4000000000 needs more than the 59 "
+            "bad.tpk: body offset 92: header's binding count 4000000000 needs more than the 71 "
             "bytes left");
   EXPECT_EQ(body_error(MinimalBody{.segment_count = 0xFFFFFFFF}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 37: segment count 4294967295 needs at least 55834574835 bytes "
-            "but only 110 remain");
+            "but only 122 remain");
   EXPECT_EQ(body_error(MinimalBody{.rank = 0x10000000}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 103: rank 268435456 needs at least 2147483648 bytes but only 44 "
+            "bad.tpk: body offset 103: rank 268435456 needs at least 2147483648 bytes but only 56 "
             "remain");
   EXPECT_EQ(body_error(MinimalBody{.piece_count = 1000}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 115: piece count 1000 needs at least 32000 bytes but only 32 "
+            "bad.tpk: body offset 115: piece count 1000 needs at least 32000 bytes but only 44 "
             "remain");
   EXPECT_EQ(body_error(MinimalBody{.group_members = 100}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 84: group member count 100 needs at least 400 bytes but only "
-            "63 remain");
+            "75 remain");
 }
 
 TEST(Corruption, BadCodesAndIndices) {
@@ -230,7 +266,29 @@ TEST(Corruption, TrailingBytesInsideTheBody) {
   Bytes body = MinimalBody{}.bytes();
   body.push_back(7);
   EXPECT_EQ(body_error(body, kMinimalCounts),
-            "bad.tpk: body offset 151: 1 bytes of trailing data after the last binding");
+            "bad.tpk: body offset 163: 1 bytes of trailing data after the attention orders");
+}
+
+TEST(Corruption, SummationOrderProblems) {
+  const Package one = detail::decode_body(MinimalBody{.orders = 1}.bytes(), kMinimalCounts);
+  ASSERT_EQ(one.summation_order.gemms.size(), 1u);
+  EXPECT_EQ(one.summation_order.gemms.at("gemm1").cuts, (std::vector<std::int64_t>{0, 16}));
+  EXPECT_EQ(body_error(MinimalBody{.orders = 1, .order_flags = 2}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 164: unknown summation order flags 0x02");
+  EXPECT_EQ(body_error(MinimalBody{.orders = 1, .order_part = 1}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 209: part 1 of op 'gemm1' does not exist (1 parts)");
+  EXPECT_EQ(body_error(MinimalBody{.orders = 2}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 213: op 'gemm1' has two summation orders");
+  const Package rows = detail::decode_body(MinimalBody{.row_orders = 1}.bytes(), kMinimalCounts);
+  EXPECT_EQ(rows.summation_order.rows.at("norm"), reference::RowSplit{});
+  EXPECT_EQ(body_error(MinimalBody{.row_orders = 1, .row_ranges = 0}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 167: op 'norm' has 0 column ranges per part");
+  EXPECT_EQ(body_error(MinimalBody{.row_orders = 2}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 176: op 'norm' has two row orders");
+  const Package attention = detail::decode_body(MinimalBody{.attention_orders = 1}.bytes(), kMinimalCounts);
+  EXPECT_EQ(attention.summation_order.attentions.at("attend"), (reference::AttentionSplit{{0, 9}, 1, true}));
+  EXPECT_EQ(body_error(MinimalBody{.attention_orders = 1, .attention_flags = 4}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 177: unknown attention order flags 0x04");
 }
 
 TEST(Corruption, EveryFlippedByteIsAnError) {

@@ -100,6 +100,11 @@ inline Package sample_package() {
   Binding s{"s", BindingRole::Output, {{}, {ElementType::F32, 0}}, {}};
   s.pieces.push_back(piece(0, 0x88000, {}, {}, {}));
   package.bindings = {x, w, y, s};
+  // A gemm of K 48 in three parts, FP16 partials, two column ranges.
+  package.summation_order.gemms["blocks.gemm2"] =
+      reference::KSplit{{0, 16, 32, 48}, true, {{0, 16, {0, 1, 2}}, {16, 32, {1, 0, 2}}}};
+  package.summation_order.rows["norm"] = reference::RowSplit{{0, 3, 8}, 2, true};
+  package.summation_order.attentions["attend"] = reference::AttentionSplit{{0, 32, 41}, 3, true};
   return package;
 }
 
@@ -107,6 +112,7 @@ inline void expect_same_package(const Package& a, const Package& b) {
   EXPECT_EQ(a.target, b.target);
   EXPECT_EQ(a.compile_info, b.compile_info);
   EXPECT_EQ(a.exchange_groups, b.exchange_groups);
+  EXPECT_EQ(a.summation_order, b.summation_order);
   ASSERT_EQ(a.tiles.size(), b.tiles.size());
   for (std::size_t t = 0; t < a.tiles.size(); ++t) {
     SCOPED_TRACE(::testing::Message() << "tile " << t);
