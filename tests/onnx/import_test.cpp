@@ -51,6 +51,7 @@ class ModelBuilder {
     return *node;
   }
   std::string bytes() const { return model_.SerializeAsString(); }
+  onnx::ModelProto& model() { return model_; }
 
  private:
   static void describe(onnx::ValueInfoProto* info, const std::string& name, const std::vector<std::int64_t>& dims, int type) {
@@ -197,6 +198,49 @@ TEST(OnnxImport, BadModelsGiveOneLine) {
   short_weights.input("x", {2, 3}).initializer("w", {3, 2}, {1, 2, 3, 4, 5}).output("y", {2, 2});
   short_weights.node("MatMul", {"x", "w"}, {"y"});
   EXPECT_THAT(import_error(short_weights.bytes()), HasSubstr("initializer 'w'"));
+}
+
+TEST(OnnxImport, DeeplyNestedModelsAreRefusedAtParse) {
+  // Each If's branch is a graph holding the next If: three messages a level.
+  auto nested = [](int levels) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(17);
+    onnx::GraphProto* graph = model.mutable_graph();
+    for (int level = 0; level < levels; ++level) {
+      onnx::NodeProto* node = graph->add_node();
+      node->set_op_type("If");
+      onnx::AttributeProto* branch = node->add_attribute();
+      branch->set_name("then_branch");
+      branch->set_type(onnx::AttributeProto::GRAPH);
+      graph = branch->mutable_g();
+    }
+    return model.SerializeAsString();
+  };
+  EXPECT_THAT(import_error(nested(12)), HasSubstr("nested more than 32 messages deep"));
+  EXPECT_THAT(import_error(nested(8)), HasSubstr("ONNX's checker rejects the model"));
+}
+
+// ONNX's shape inference copies raw data into a buffer its size rounded
+// down to whole elements: a ragged length must stop the import first.
+TEST(OnnxImport, RawDataThatDisagreesWithItsShapeIsRefusedBeforeOnnxReadsIt) {
+  ModelBuilder m;
+  m.input("x", {2, 3}).output("y", {3, 2});
+  onnx::TensorProto* shape = m.model().mutable_graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(7);
+  shape->add_dims(2);
+  shape->set_raw_data(std::string(15, '\0'));
+  m.node("Reshape", {"x", "shape"}, {"y"});
+  EXPECT_EQ(import_error(m.bytes()), "model.onnx: initializer 'shape': holds 15 bytes of raw data but its 2 elements need 16");
+  onnx::NodeProto& constant = m.node("Constant", {}, {"c"});
+  onnx::AttributeProto* value = constant.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(1);
+  value->mutable_t()->set_raw_data(std::string(3, '\0'));
+  shape->set_raw_data(std::string(16, '\0'));
+  EXPECT_EQ(import_error(m.bytes()), "model.onnx: node 'c' (Constant): tensor '': holds 3 bytes of raw data but its 1 elements need 4");
 }
 
 TEST(OnnxImport, ConvWhoseKernelIsItsStrideIsAPatchEmbedding) {
