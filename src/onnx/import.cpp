@@ -119,9 +119,15 @@ StagedId NodeImporter::stage(graph::Op op, std::vector<StagedId> operands, std::
   try {
     if (constants.size() == operands.size()) {
       std::vector<graph::TensorType> types;
-      for (StagedId id : operands) types.push_back(graph_.type(id));
+      std::int64_t operand_elements = 0;
+      for (StagedId id : operands) {
+        types.push_back(graph_.type(id));
+        operand_elements += static_cast<std::int64_t>(graph_.constant(id)->values.size());
+      }
       const graph::Shape shape = graph::infer_result_shapes(op, types).at(0);
-      if (std::optional<HostTensor> folded = fold(op, constants, shape)) {
+      // A fold that would grow the constants past the bound stays an op of parameters.
+      const bool small = bounded_element_count(shape) <= std::max(kLargestComputedConstant, operand_elements);
+      if (std::optional<HostTensor> folded = small ? fold(op, constants, shape) : std::nullopt) {
         if (folded->is_float()) folded->data_type = storage.element == ElementType::F16 ? 10 : 1;
         for (double& v : folded->values)
           if (folded->is_float()) v = static_cast<float>(v);

@@ -89,8 +89,8 @@ void check_tensor_data(const onnx::TensorProto& tensor, const std::string& where
   const std::int64_t element = raw_element_bytes(tensor.data_type());
   if (element == 0) throw_bad_input(name, "holds raw data of element type {}, which has no raw form", tensor.data_type());
   if (static_cast<std::int64_t>(tensor.raw_data().size()) != elements * element)
-    throw_bad_input(name, "holds {} bytes of raw data but its {} elements need {}", tensor.raw_data().size(),
-                    elements, elements * element);
+    throw_bad_input(name, "holds {} bytes of raw data but its shape [{}] needs {}", tensor.raw_data().size(),
+                    fmt::join(tensor.dims(), ","), elements * element);
 }
 
 void check_graph_tensors(const onnx::GraphProto& graph, const std::string& where);
