@@ -6,7 +6,7 @@
 PRESET ?= release
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = graph_reader package_loader assembler
+FUZZ_TARGETS = graph_reader package_loader assembler onnx_importer
 
 .PHONY: bootstrap build sweep test bench fuzz clean
 

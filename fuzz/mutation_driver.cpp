@@ -35,6 +35,9 @@
 #include <string>
 
 extern "C" void __sanitizer_cov_trace_pc();
+// Defined by the sanitizers' runtime only: ASan ends the process itself
+// (no signal) when it finds an error, so the crash input is saved from here.
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
 
 namespace {
 
@@ -75,6 +78,12 @@ extern "C" void on_fatal_signal(int signal) {
   (void)::write(STDERR_FILENO, message, sizeof message - 1);
   std::signal(signal, SIG_DFL);
   std::raise(signal);
+}
+
+void on_sanitizer_death() {
+  save_current_input();
+  const char message[] = "fuzz: a sanitizer stopped the target; its input is in the crash file\n";
+  (void)::write(STDERR_FILENO, message, sizeof message - 1);
 }
 
 // AFL's buckets: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128 and more.
@@ -265,6 +274,7 @@ int main(int argc, char** argv) {
     }
   }
   for (int signal : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(signal, on_fatal_signal);
+  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(on_sanitizer_death);
   tilec::set_thread_count(1);  // one thread: the same edges for the same input
 
   for (const std::string& file : files) run_one(file_bytes(file));

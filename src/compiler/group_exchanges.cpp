@@ -644,7 +644,7 @@ class LirBuilder {
 
   static std::vector<std::uint8_t> float_bytes(const std::vector<float>& values) {
     std::vector<std::uint8_t> bytes(values.size() * 4);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());  // no data() to copy from when empty
     return bytes;
   }
 

@@ -123,10 +123,18 @@ std::vector<std::int64_t> HostTensor::integers() const {
   std::vector<std::int64_t> result;
   constexpr double kLimit = 9.2233720368547758e18;  // 2^63
   for (double v : values)
-    result.push_back(v >= kLimit    ? std::numeric_limits<std::int64_t>::max()
+    result.push_back(std::isnan(v)  ? 0
+                     : v >= kLimit    ? std::numeric_limits<std::int64_t>::max()
                      : v <= -kLimit ? std::numeric_limits<std::int64_t>::min()
                                     : static_cast<std::int64_t>(v));
   return result;
+}
+
+std::int64_t bounded_element_count(const graph::Shape& shape) {
+  std::int64_t count = 1;
+  for (std::int64_t extent : shape)
+    count = extent != 0 && count > kLargestComputedConstant / extent ? kLargestComputedConstant + 1 : count * extent;
+  return count;
 }
 
 std::optional<double> HostTensor::single_value() const {

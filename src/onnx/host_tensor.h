@@ -38,6 +38,14 @@ std::string data_type_name(std::int32_t data_type);
 // The storage of a float or float16 tensor; nullopt for any other type.
 std::optional<StorageType> storage_of(std::int32_t data_type);
 
+// The most elements of a constant the importer computes itself (a
+// ConstantOfShape, a fold that broadcasts): 2^24, 128 MiB as doubles, which
+// holds the masks and position tables models build at import.
+constexpr std::int64_t kLargestComputedConstant = std::int64_t{1} << 24;
+
+// The elements of `shape`, saturating just above kLargestComputedConstant.
+std::int64_t bounded_element_count(const graph::Shape& shape);
+
 struct HostTensor {
   std::int32_t data_type = static_cast<std::int32_t>(DataType::Float);
   graph::Shape shape;
@@ -45,7 +53,8 @@ struct HostTensor {
 
   std::int64_t elements() const;
   bool is_float() const { return is_float_type(data_type); }
-  // The values as integers (saturating beyond int64's range).
+  // The values as integers (saturating beyond int64's range; NaN, a float
+  // cast to an integer, which ONNX leaves undefined, as 0).
   std::vector<std::int64_t> integers() const;
   // A scalar or one-element tensor's value.
   std::optional<double> single_value() const;

@@ -119,9 +119,15 @@ StagedId NodeImporter::stage(graph::Op op, std::vector<StagedId> operands, std::
   try {
     if (constants.size() == operands.size()) {
       std::vector<graph::TensorType> types;
-      for (StagedId id : operands) types.push_back(graph_.type(id));
+      std::int64_t operand_elements = 0;
+      for (StagedId id : operands) {
+        types.push_back(graph_.type(id));
+        operand_elements += static_cast<std::int64_t>(graph_.constant(id)->values.size());
+      }
       const graph::Shape shape = graph::infer_result_shapes(op, types).at(0);
-      if (std::optional<HostTensor> folded = fold(op, constants, shape)) {
+      // A fold that would grow the constants past the bound stays an op of parameters.
+      const bool small = bounded_element_count(shape) <= std::max(kLargestComputedConstant, operand_elements);
+      if (std::optional<HostTensor> folded = small ? fold(op, constants, shape) : std::nullopt) {
         if (folded->is_float()) folded->data_type = storage.element == ElementType::F16 ? 10 : 1;
         for (double& v : folded->values)
           if (folded->is_float()) v = static_cast<float>(v);
@@ -205,8 +211,28 @@ bool is_onnx_path(const std::string& path) {
   return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
 
+namespace {
+
+// A node whose domain or op tilec does not import; also what ONNX's checker
+// and shape inference must never see (onnx/model_file.h).
+void require_imported_op(const NodeImporter& importer) {
+  const onnx::NodeProto& node = importer.node();
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    importer.unsupported(fmt::format("domain '{}' is not ONNX's own", node.domain()));
+  if (!handlers().contains(node.op_type())) importer.unsupported("tilec does not import this op");
+}
+
+}  // namespace
+
 ImportedModel import_model_bytes(const std::string& bytes, const std::string& source, const ImportOptions& options) {
-  const onnx::ModelProto model = read_model(bytes, source, options.shapes);
+  auto check_nodes = [](const onnx::GraphProto& graph) {
+    StagedGraph unused_graph;
+    std::map<std::string, StagedId> unused_values;
+    const std::map<std::string, std::int32_t> unused_types;
+    for (const onnx::NodeProto& node : graph.node())
+      require_imported_op(NodeImporter(node, unused_graph, unused_values, unused_types, 0));
+  };
+  const onnx::ModelProto model = read_model(bytes, source, options.shapes, check_nodes);
   const onnx::GraphProto& graph = model.graph();
   ImportedModel imported;
   imported.opset = default_opset(model);
@@ -238,11 +264,7 @@ ImportedModel import_model_bytes(const std::string& bytes, const std::string& so
     }
     for (const onnx::NodeProto& node : graph.node()) {
       NodeImporter importer(node, staged, values, types, imported.opset);
-      if (!node.domain().empty() && node.domain() != "ai.onnx")
-        importer.unsupported(fmt::format("domain '{}' is not ONNX's own", node.domain()));
-      auto handler = handlers().find(node.op_type());
-      if (handler == handlers().end()) importer.unsupported("tilec does not import this op");
-      handler->second(importer);
+      handlers().at(node.op_type())(importer);
       for (const std::string& output : node.output())
         if (!output.empty() && !values.contains(output))
           importer.unsupported(fmt::format("tilec does not compute its output '{}'", output));

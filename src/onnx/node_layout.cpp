@@ -49,6 +49,8 @@ void unsqueeze(NodeImporter& n) {
   const std::size_t rank = shape.size() + axes.size();
   for (std::int64_t& axis : axes) axis = static_cast<std::int64_t>(n.axis(axis, rank, "axis"));
   std::sort(axes.begin(), axes.end());
+  if (auto repeated = std::adjacent_find(axes.begin(), axes.end()); repeated != axes.end())
+    n.unsupported(fmt::format("axis {} is named twice", *repeated));
   for (std::int64_t axis : axes) shape.insert(shape.begin() + axis, 1);
   n.define(0, n.reshape(x, shape));
 }
@@ -176,8 +178,14 @@ void constant_of_shape(NodeImporter& n) {
   const Shape extents = n.integer_input(0, "shape");
   HostTensor fill = float_tensor({1}, {0.0});
   if (const onnx::AttributeProto* value = n.attribute("value")) fill = read_tensor_proto(value->t(), n.where());
+  if (fill.values.size() != 1) n.unsupported(fmt::format("its value holds {} elements, not one", fill.values.size()));
+  for (std::int64_t extent : extents)
+    if (extent < 0) n.unsupported(fmt::format("its shape [{}] has a negative extent", fmt::join(extents, ",")));
+  if (bounded_element_count(extents) > kLargestComputedConstant)
+    n.unsupported(fmt::format("its shape [{}] holds more than {} elements, the most tilec computes at import",
+                              fmt::join(extents, ","), kLargestComputedConstant));
   HostTensor tensor{fill.data_type, extents, {}};
-  tensor.values.assign(static_cast<std::size_t>(std::max<std::int64_t>(0, tensor.elements())), fill.values.at(0));
+  tensor.values.assign(static_cast<std::size_t>(tensor.elements()), fill.values.front());
   n.define(0, n.constant(std::move(tensor), storage_of(fill.data_type).value_or(StorageType{ElementType::F32, 0}), ""));
 }
 

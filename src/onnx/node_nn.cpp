@@ -135,6 +135,10 @@ void conv(NodeImporter& n) {
   if (shape.size() != 4 || !kernel || kernel->shape.size() != 4)
     n.unsupported("tilec imports a 2-D Conv of an NCHW value with a constant kernel");
   const std::vector<std::int64_t> kernel_shape = n.attribute_ints("kernel_shape", {kernel->shape[2], kernel->shape[3]});
+  // The matrix below is read from the kernel's own extents.
+  if (kernel_shape != std::vector<std::int64_t>{kernel->shape[2], kernel->shape[3]} || kernel->shape[2] < 1)
+    n.unsupported(fmt::format("kernel_shape [{}] is not the kernel's own extents [{},{}]", fmt::join(kernel_shape, ","),
+                              kernel->shape[2], kernel->shape[3]));
   const std::vector<std::int64_t> strides = n.attribute_ints("strides", {1, 1});
   const std::vector<std::int64_t> pads = n.attribute_ints("pads", {0, 0, 0, 0});
   const std::vector<std::int64_t> dilations = n.attribute_ints("dilations", {1, 1});

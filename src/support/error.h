@@ -60,15 +60,23 @@ template <typename... Args>
               fmt::format(format, std::forward<Args>(args)...));
 }
 
+// No process gets more than x86-64's 128 TiB of user address space, so a
+// larger request is refused before it is made (ASan's allocator ends the
+// process on such a request instead of throwing std::bad_alloc).
+constexpr std::uint64_t kLargestHostAllocation = std::uint64_t{1} << 47;
+
 // Runs `allocate`, which asks the host for about `bytes` bytes for `what`;
-// the host's refusal (std::bad_alloc, std::length_error) becomes a Failure
-// saying what tilec tried to allocate.
+// the host's refusal (std::bad_alloc, std::length_error), or a request
+// beyond kLargestHostAllocation, becomes a Failure saying what tilec tried
+// to allocate.
 template <typename Allocate>
 decltype(auto) host_allocation(std::uint64_t bytes, std::string_view what, Allocate&& allocate) {
-  try {
-    return allocate();
-  } catch (const std::bad_alloc&) {
-  } catch (const std::length_error&) {
+  if (bytes <= kLargestHostAllocation) {
+    try {
+      return allocate();
+    } catch (const std::bad_alloc&) {
+    } catch (const std::length_error&) {
+    }
   }
   throw_failure("host memory", "cannot allocate {} bytes for {}", grouped(static_cast<std::int64_t>(bytes)), what);
 }

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace tilec::onnx_import {
 namespace {
@@ -51,6 +52,7 @@ class ModelBuilder {
     return *node;
   }
   std::string bytes() const { return model_.SerializeAsString(); }
+  onnx::ModelProto& model() { return model_; }
 
  private:
   static void describe(onnx::ValueInfoProto* info, const std::string& name, const std::vector<std::int64_t>& dims, int type) {
@@ -199,6 +201,50 @@ TEST(OnnxImport, BadModelsGiveOneLine) {
   EXPECT_THAT(import_error(short_weights.bytes()), HasSubstr("initializer 'w'"));
 }
 
+TEST(OnnxImport, DeeplyNestedModelsAreRefusedAtParse) {
+  // Each If's branch is a graph holding the next If: three messages a level.
+  auto nested = [](int levels) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(17);
+    onnx::GraphProto* graph = model.mutable_graph();
+    for (int level = 0; level < levels; ++level) {
+      onnx::NodeProto* node = graph->add_node();
+      node->set_op_type("If");
+      onnx::AttributeProto* branch = node->add_attribute();
+      branch->set_name("then_branch");
+      branch->set_type(onnx::AttributeProto::GRAPH);
+      graph = branch->mutable_g();
+    }
+    return model.SerializeAsString();
+  };
+  EXPECT_THAT(import_error(nested(12)), HasSubstr("nested more than 32 messages deep"));
+  // Within the bound the model parses, and is refused for its op.
+  EXPECT_THAT(import_error(nested(8)), HasSubstr("(If): tilec does not import this op"));
+}
+
+// ONNX's shape inference copies raw data into a buffer its size rounded
+// down to whole elements: a ragged length must stop the import first.
+TEST(OnnxImport, RawDataThatDisagreesWithItsShapeIsRefusedBeforeOnnxReadsIt) {
+  ModelBuilder m;
+  m.input("x", {2, 3}).output("y", {3, 2});
+  onnx::TensorProto* shape = m.model().mutable_graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(7);
+  shape->add_dims(2);
+  shape->set_raw_data(std::string(15, '\0'));
+  m.node("Reshape", {"x", "shape"}, {"y"});
+  EXPECT_EQ(import_error(m.bytes()), "model.onnx: initializer 'shape': holds 15 bytes of raw data but its shape [2] needs 16");
+  onnx::NodeProto& constant = m.node("Constant", {}, {"c"});
+  onnx::AttributeProto* value = constant.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(1);
+  value->mutable_t()->set_raw_data(std::string(3, '\0'));
+  shape->set_raw_data(std::string(16, '\0'));
+  EXPECT_EQ(import_error(m.bytes()), "model.onnx: node 'c' (Constant): tensor '': holds 3 bytes of raw data but its shape [] needs 4");
+}
+
 TEST(OnnxImport, ConvWhoseKernelIsItsStrideIsAPatchEmbedding) {
   ModelBuilder m;
   m.input("image", {1, 2, 4, 4}).output("y", {1, 3, 2, 2});
@@ -232,6 +278,81 @@ TEST(OnnxImport, ConvWhoseKernelIsItsStrideIsAPatchEmbedding) {
                      pixels[static_cast<std::size_t>((c * 4 + 2 * py + i) * 4 + 2 * px + j)];
         EXPECT_FLOAT_EQ(y[static_cast<std::size_t>((o * 2 + py) * 2 + px)], sum) << o << py << px;
       }
+}
+
+TEST(OnnxImport, ConvKernelShapeMustBeTheKernelsOwn) {
+  ModelBuilder m;
+  m.input("image", {1, 1, 6, 6}).output("y", {1, 1, 2, 2});
+  m.initializer("k", {1, 1, 2, 2}, {1, 1, 1, 1});
+  onnx::NodeProto& conv = m.node("Conv", {"image", "k"}, {"y"});
+  for (const char* name : {"kernel_shape", "strides"}) {
+    auto* attribute = conv.add_attribute();
+    attribute->set_name(name);
+    attribute->set_type(onnx::AttributeProto::INTS);
+    attribute->add_ints(3);
+    attribute->add_ints(3);
+  }
+  EXPECT_EQ(import_error(m.bytes()), "model.onnx: node 'y' (Conv): kernel_shape [3,3] is not the kernel's own extents [2,2]");
+}
+
+void add_ints(onnx::NodeProto& node, const std::string& name, std::vector<std::int64_t> values) {
+  auto* attribute = node.add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INTS);
+  for (std::int64_t v : values) attribute->add_ints(v);
+}
+
+// Models whose nodes pass ONNX's checks but that the importer must refuse
+// before it indexes or allocates past what the model holds.
+TEST(OnnxImport, NodesThatWouldOverrunTheImporterGiveOneLine) {
+  auto fill = [](std::vector<std::int64_t> extents, int value_elements) {
+    ModelBuilder m(13);
+    m.input("x", {1}).output("y", std::vector<std::int64_t>(extents.size(), -1));
+    onnx::TensorProto* shape = m.model().mutable_graph()->add_initializer();
+    shape->set_name("s");
+    shape->set_data_type(7);
+    shape->add_dims(static_cast<std::int64_t>(extents.size()));
+    for (std::int64_t e : extents) shape->add_int64_data(e);
+    onnx::NodeProto& node = m.node("ConstantOfShape", {"s"}, {"c"});
+    if (value_elements != 1) {
+      auto* value = node.add_attribute();
+      value->set_name("value");
+      value->set_type(onnx::AttributeProto::TENSOR);
+      value->mutable_t()->set_data_type(1);
+      value->mutable_t()->add_dims(value_elements);
+      for (int i = 0; i < value_elements; ++i) value->mutable_t()->add_float_data(1);
+    }
+    m.node("Add", {"x", "c"}, {"y"});
+    return m.bytes();
+  };
+  EXPECT_EQ(import_model_bytes(fill({2, 3}, 1), "model.onnx").parameters.at("c").elements(), 6);
+  EXPECT_EQ(import_error(fill({100000, 100000, 1000}, 1)),
+            "model.onnx: node 'c' (ConstantOfShape): its shape [100000,100000,1000] holds more than 16777216 "
+            "elements, the most tilec computes at import");
+  EXPECT_EQ(import_error(fill({2}, 0)), "model.onnx: node 'c' (ConstantOfShape): its value holds 0 elements, not one");
+
+  ModelBuilder unsqueeze(13);
+  unsqueeze.input("x", {1}).output("y", {-1, -1, -1});
+  add_ints(unsqueeze.node("Constant", {}, {"axes"}), "value_ints", {1, 1});
+  unsqueeze.node("Unsqueeze", {"x", "axes"}, {"y"});
+  EXPECT_EQ(import_error(unsqueeze.bytes()), "model.onnx: node 'y' (Unsqueeze): axis 1 is named twice");
+
+  // ONNX 1.12's own inference of the statistics indexes with this axis.
+  ModelBuilder layernorm(17);
+  layernorm.input("x", {2, 4}).initializer("g", {4}, {1, 1, 1, 1}).output("y", {2, 4});
+  onnx::NodeProto& node = layernorm.node("LayerNormalization", {"x", "g"}, {"y", "mean"});
+  auto* axis = node.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(-5);
+  EXPECT_EQ(import_error(layernorm.bytes()), "model.onnx: node 'y' (LayerNormalization): axis -5 is out of range for rank 2");
+  axis->set_i(-1);
+  EXPECT_NO_THROW(import_model_bytes(layernorm.bytes(), "model.onnx"));
+}
+
+TEST(OnnxImport, NaNCastToAnIntegerReadsAsZero) {
+  EXPECT_EQ(float_tensor({3}, {NAN, 2.5, -1e300}).integers(),
+            (std::vector<std::int64_t>{0, 2, std::numeric_limits<std::int64_t>::min()}));
 }
 
 TEST(OnnxImport, ShapeOverridesParse) {
