@@ -1,6 +1,7 @@
 #include "numerics/reference_ops.h"
 
 #include "support/error.h"
+#include "numerics/row_tasks.h"
 #include "support/parallel.h"
 
 #include <algorithm>
@@ -28,17 +29,6 @@ double gelu_tanh(double x) {
 double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.7071067811865476)); }
 
 namespace {
-
-// Rows are independent, so splitting them over threads cannot change a bit.
-template <typename RowBody>
-void for_each_row(std::int64_t rows, RowBody&& body) {
-  constexpr std::int64_t kRowsPerTask = 64;
-  const std::int64_t tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
-  parallel_for(0, static_cast<std::size_t>(tasks), [&](std::size_t task) {
-    const std::int64_t first = static_cast<std::int64_t>(task) * kRowsPerTask;
-    for (std::int64_t row = first; row < std::min(rows, first + kRowsPerTask); ++row) body(row);
-  });
-}
 
 std::int64_t row_count(std::size_t size, std::int64_t width, const char* op) {
   TILEC_CHECK(width > 0 && static_cast<std::int64_t>(size) % width == 0,

@@ -4,6 +4,7 @@
 #include "numerics/reference_ops.h"
 
 #include "support/error.h"
+#include "numerics/row_tasks.h"
 #include "support/parallel.h"
 
 #include <algorithm>
@@ -106,16 +107,6 @@ void check_split(const RowSplit& split, std::int64_t width, const char* op) {
   if (split.cuts.size() < 2 || split.cuts.front() != 0 || split.cuts.back() != width ||
       std::adjacent_find(split.cuts.begin(), split.cuts.end(), std::greater_equal<>()) != split.cuts.end())
     throw_bad_input(op, "the column cuts must increase from 0 to the width {}", width);
-}
-
-template <typename RowBody>
-void for_each_row(std::int64_t rows, RowBody&& body) {
-  constexpr std::int64_t kRowsPerTask = 64;
-  const std::int64_t tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
-  parallel_for(0, static_cast<std::size_t>(tasks), [&](std::size_t task) {
-    const std::int64_t first = static_cast<std::int64_t>(task) * kRowsPerTask;
-    for (std::int64_t row = first; row < std::min(rows, first + kRowsPerTask); ++row) body(row);
-  });
 }
 
 }  // namespace
