@@ -294,11 +294,6 @@ TEST(ReferenceRows, RejectWidthsThatDoNotDivideTheData) {
   EXPECT_THROW(layernorm(x, gamma, beta, out, 3, 1e-6f), Error);
 }
 
-}  // namespace
-}  // namespace tilec::reference
-
-namespace tilec::reference {
-namespace {
 
 // Each part summed from +0 in k order, rounded to FP16 when asked, then
 // added per column range in its order: the definition, written out.
@@ -400,11 +395,6 @@ TEST(ReferenceRows, SplitRowsFollowTheKernelsArithmetic) {
   EXPECT_THROW(softmax(x, out, width, RowSplit{{}, 0, false}), Error);
 }
 
-}  // namespace
-}  // namespace tilec::reference
-
-namespace tilec::reference {
-namespace {
 
 // One key block in one chunk is the scaled softmax with a reciprocal, then
 // P V; several blocks merged by their statistics, or more chunks, change
