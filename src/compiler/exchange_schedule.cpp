@@ -46,7 +46,7 @@ class GroupPhaseScheduler {
       std::uint32_t time = kIssue * kPhasePrologueBundles;
       for (int index : list) {
         ExchangeAction action{ExchangeAction::Kind::Receive, index, absolute(lir_.transfers[static_cast<std::size_t>(index)].source_tile), 0};
-        time += kIssue * static_cast<std::uint32_t>(exchange_action_bundles(action, lir_.transfers[static_cast<std::size_t>(index)], registers[static_cast<std::size_t>(tile)]));
+        time += kIssue * static_cast<std::uint32_t>(exchange_action_code(action, lir_.transfers[static_cast<std::size_t>(index)], registers[static_cast<std::size_t>(tile)]).bundles);
         actions(tile).push_back(action);
       }
       armed[static_cast<std::size_t>(tile)] = time;
@@ -74,7 +74,7 @@ class GroupPhaseScheduler {
       const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
       Candidate candidate{ExchangeAction{ExchangeAction::Kind::Send, index, destination(transfer), 0},
                           registers[static_cast<std::size_t>(tile)], 0, position};
-      int bundles = exchange_action_bundles(candidate.action, transfer, candidate.registers);
+      int bundles = exchange_action_code(candidate.action, transfer, candidate.registers).bundles;
       // The send itself is the last bundle: it issues once the set-up and
       // the xwait before it have issued.
       std::uint32_t start = ready[static_cast<std::size_t>(tile)] + kIssue * static_cast<std::uint32_t>(bundles - 1);
@@ -172,33 +172,55 @@ class GroupPhaseScheduler {
 
 }  // namespace
 
-int exchange_action_bundles(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers) {
-  const Place& place = action.kind == ExchangeAction::Kind::Send ? transfer.source : transfer.destination;
-  int bundles = 1;                    // the address
-  if (place.varies()) bundles += 1;   // plus the chunk record's offset
+ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers) {
+  const bool send = action.kind == ExchangeAction::Kind::Send;
+  const Place& place = send ? transfer.source : transfer.destination;
+  const BytePattern& pattern = send ? transfer.source_pattern : transfer.destination_pattern;
+  ActionCode code;
+  const std::optional<Place>& stepped = registers.stepped_address;
+  if (stepped && stepped->buffer == place.buffer && stepped->offset == place.offset &&
+      stepped->chunk_stride == place.chunk_stride && stepped->iteration_stride == place.iteration_stride) {
+    code.step_previous = true;
+  } else {
+    code.set_address = true;
+    code.bundles += 1 + (place.chunk_stride ? 1 : 0) + (place.iteration_stride ? 1 : 0);
+  }
   if (registers.length != transfer.bytes) {
-    bundles += set_register_bundles(transfer.bytes);
+    code.set_length = true;
+    code.bundles += set_register_bundles(transfer.bytes);
     registers.length = transfer.bytes;
   }
   if (registers.peer != action.peer) {
-    bundles += set_register_bundles(action.peer);
+    const std::int64_t step = static_cast<std::int64_t>(action.peer) - registers.peer;
+    if (registers.can_step && step >= -kMostPeerStep && step <= kMostPeerStep) {
+      code.step_previous = true;
+      code.peer_step = static_cast<std::int32_t>(step);
+    } else {
+      code.set_peer = true;
+      code.bundles += set_register_bundles(action.peer);
+    }
     registers.peer = action.peer;
   }
-  const BytePattern& pattern = action.kind == ExchangeAction::Kind::Send ? transfer.source_pattern
-                                                                          : transfer.destination_pattern;
   if (!pattern.contiguous()) {
     if (registers.run != pattern.run) {
-      bundles += set_register_bundles(pattern.run);
+      code.set_run = true;
+      code.bundles += set_register_bundles(pattern.run);
       registers.run = pattern.run;
     }
     if (registers.stride != pattern.stride) {
-      bundles += set_register_bundles(pattern.stride);
+      code.set_stride = true;
+      code.bundles += set_register_bundles(pattern.stride);
       registers.stride = pattern.stride;
     }
-    bundles += 1;  // xpat
+    code.pattern = true;
+    code.bundles += 1;  // xpat
   }
-  if (action.kind == ExchangeAction::Kind::Send) bundles += 1;  // xwait
-  return bundles + 1;                 // the recv or send
+  if (send) code.bundles += 1;  // xwait
+  code.bundles += 1;            // the recv or send
+  registers.can_step = true;
+  registers.stepped_address.reset();
+  if (pattern.contiguous()) registers.stepped_address = place.plus(transfer.bytes);
+  return code;
 }
 
 ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine) {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace tilec::compiler {
@@ -50,13 +51,30 @@ struct ExchangeRegisters {
   std::int64_t peer = -1;
   std::int64_t run = -1;     // of the last pattern set
   std::int64_t stride = -1;
+  // After a send or recv: it may become sendn or recvn, which step the
+  // address past its bytes (to this place; none after a patterned one) and
+  // the peer by up to kMostPeerStep.
+  bool can_step = false;
+  std::optional<Place> stepped_address;
 };
 
-// Bundles the supervisor spends on one action, and the registers after it:
-// the address (and its chunk or iteration offset), the length and the peer
-// when they changed; for a patterned end, its run and stride when they
-// changed and an xpat; a send's xwait; the recv or send.
-int exchange_action_bundles(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers);
+constexpr std::int64_t kMostPeerStep = 2047;  // sendn's and recvn's simm12
+
+// The supervisor's code for one action: the address (setzi, then its chunk
+// and iteration offsets) unless the previous send or recv steps to it, the
+// length, and the peer unless the previous one steps to it, when they
+// changed; for a patterned end, its run and stride when they changed and an
+// xpat; a send's xwait; the recv or send.
+struct ActionCode {
+  bool set_address = false, set_length = false, set_peer = false, set_run = false, set_stride = false;
+  bool pattern = false;
+  bool step_previous = false;  // the previous send or recv takes its stepping form ...
+  std::int32_t peer_step = 0;  // ... and steps its peer by this much
+  int bundles = 0;
+};
+
+// The code for one action, and the registers after it.
+ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers);
 
 struct ExchangePlan {
   // actions[phase][tile]

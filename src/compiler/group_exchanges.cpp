@@ -309,8 +309,10 @@ class LirBuilder {
   }
 
   // A resident buffer for a weight, or its slice of the iteration record
-  // when each repeat iteration has its own.
-  Place weight_place(const std::string& name, BufferKind kind, std::uint32_t bytes, bool per_iteration) {
+  // when each repeat iteration has its own; `sent_only` when only sends
+  // read the slice (a moved weight's stored piece, once weights are staged).
+  Place weight_place(const std::string& name, BufferKind kind, std::uint32_t bytes, bool per_iteration,
+                     bool sent_only = false) {
     if (!per_iteration) {
       Buffer buffer{name, kind};
       buffer.bytes = bytes;
@@ -323,23 +325,30 @@ class LirBuilder {
       iteration_record_ = add_buffer(std::move(buffer));
     }
     Place place{iteration_record_, lir_.iteration_record_bytes, 0, 0};
-    lir_.iteration_record_bytes += round_up(bytes, 16);
+    record_slices_.push_back(RecordSlice{place.offset, round_up(bytes, 16), sent_only});
+    lir_.iteration_record_bytes += record_slices_.back().bytes;
     return place;
   }
 
   // Every place in the iteration record steps by the record's size. With
-  // staged weights, kernels and sends read the working copy instead, which
-  // each iteration's first exchange fills from the record (each tile sends
-  // its own slice to itself); the bindings still fill the record.
+  // staged weights, kernels read a working copy of the slices they use,
+  // which each iteration's first exchange fills from the record (each tile
+  // sends its own slices to itself); sends of moved weights read the record
+  // itself. The bindings still fill the record.
   void finish_iteration_record() {
     if (iteration_record_ < 0) return;
     const std::uint32_t stride = lir_.iteration_record_bytes;
     lir_.buffers[static_cast<std::size_t>(iteration_record_)].bytes =
         stride * static_cast<std::uint32_t>(program_.repeat_count);
     int copy = -1;
+    std::vector<std::uint32_t> copy_offsets(record_slices_.size(), 0);
     if (program_.staged_weights) {
       Buffer buffer{"weights of this iteration", BufferKind::Weight};
-      buffer.bytes = stride;
+      for (std::size_t slice = 0; slice < record_slices_.size(); ++slice)
+        if (!record_slices_[slice].sent_only) {
+          copy_offsets[slice] = buffer.bytes;
+          buffer.bytes += record_slices_[slice].bytes;
+        }
       buffer.lifetime.resident = true;
       copy = add_buffer(std::move(buffer));
       lir_.staged_record = iteration_record_;
@@ -347,10 +356,15 @@ class LirBuilder {
     }
     auto read = [&](Place& place) {
       if (place.buffer != iteration_record_) return;
-      if (copy >= 0)
+      const auto after = std::upper_bound(record_slices_.begin(), record_slices_.end(), place.offset,
+                                          [](std::uint32_t offset, const RecordSlice& s) { return offset < s.offset; });
+      const std::size_t slice = static_cast<std::size_t>(after - record_slices_.begin()) - 1;
+      if (copy >= 0 && !record_slices_[slice].sent_only) {
         place.buffer = copy;
-      else
+        place.offset = copy_offsets[slice] + (place.offset - record_slices_[slice].offset);
+      } else {
         place.iteration_stride = stride;
+      }
     };
     auto stored = [&](Place& place) {
       if (place.buffer == iteration_record_) place.iteration_stride = stride;
@@ -364,16 +378,27 @@ class LirBuilder {
     for (auto& [op, place] : lir_.row_weights) stored(place);
     for (auto& [weight, place] : lir_.bias_places) stored(place);
     if (copy < 0) return;
-    for (int tile = 0; tile < groups().group_size; ++tile) {
-      Transfer transfer;
-      transfer.phase = lir_.repeat_first_phase;
-      transfer.source_tile = tile;
-      transfer.destination_tiles = {tile};
-      transfer.source = Place{iteration_record_, 0, 0, stride};
-      transfer.destination = Place{copy, 0, 0, 0};
-      transfer.bytes = stride;
-      transfer.what = "weights of this iteration";
-      lir_.transfers.push_back(std::move(transfer));
+    // One copy per run of adjacent slices kernels read.
+    for (std::size_t first = 0; first < record_slices_.size();) {
+      if (record_slices_[first].sent_only) {
+        ++first;
+        continue;
+      }
+      std::size_t end = first;
+      std::uint32_t bytes = 0;
+      while (end < record_slices_.size() && !record_slices_[end].sent_only) bytes += record_slices_[end++].bytes;
+      for (int tile = 0; tile < groups().group_size; ++tile) {
+        Transfer transfer;
+        transfer.phase = lir_.repeat_first_phase;
+        transfer.source_tile = tile;
+        transfer.destination_tiles = {tile};
+        transfer.source = Place{iteration_record_, record_slices_[first].offset, 0, stride};
+        transfer.destination = Place{copy, copy_offsets[first], 0, 0};
+        transfer.bytes = bytes;
+        transfer.what = "weights of this iteration";
+        lir_.transfers.push_back(std::move(transfer));
+      }
+      first = end;
     }
   }
 
@@ -422,14 +447,17 @@ class LirBuilder {
   // Moved weights: before the GEMM, every tile of row part m multicasts its
   // piece of the (n, k) block to the other row parts' tiles, into a buffer
   // that holds the whole block on each. A tile then runs its own piece from
-  // where it is stored and the gathered blocks before and after it.
+  // where it is stored and the gathered blocks before and after it. Staged
+  // pieces sit where kernels do not read (standard memory): each tile
+  // sends its own piece to itself too and runs the gathered block whole.
   void add_gemm(int index) {
     const MidOp& op = program_.ops[static_cast<std::size_t>(index)];
     const GemmGrid& grid = op.grid;
     const Step& step = chain_.steps[static_cast<std::size_t>(op.step)];
     const Weight& weight = chain_.weights[static_cast<std::size_t>(step.weight)];
+    const bool gather_own = grid.weights_moved && program_.staged_weights && weight.per_iteration;
     const Place weights = weight_place(weight.parameter, BufferKind::Weight, weight_bytes(op.step, grid, false),
-                                       weight.per_iteration);
+                                       weight.per_iteration, gather_own);
     lir_.op_weights[index] = weights;
     Place gathered;
     if (grid.weights_moved) {
@@ -454,13 +482,17 @@ class LirBuilder {
             transfer.phase = phase_of(index);
             transfer.source_tile = tile;
             for (int other = 0; other < grid.row_parts; ++other)
-              if (other != m) transfer.destination_tiles.push_back(grid.tile(other, n, k));
+              if (other != m || gather_own) transfer.destination_tiles.push_back(grid.tile(other, n, k));
             transfer.source = weights;
             transfer.destination = gathered.plus(static_cast<std::uint32_t>(own.begin) * block_bytes);
             transfer.bytes = static_cast<std::uint32_t>(own.size()) * block_bytes;
             transfer.what = fmt::format("{} weights, column blocks {}..{} of part {} k part {}", weight.parameter,
                                         own.begin, own.end, n, k);
             if (!transfer.destination_tiles.empty()) lir_.transfers.push_back(std::move(transfer));
+          }
+          if (gather_own) {
+            add_gemm_task(index, tile, gathered, 0, blocks, m, k);
+            continue;
           }
           add_gemm_task(index, tile, weights, own.begin, own.size(), m, k);
           add_gemm_task(index, tile, gathered, 0, own.begin, m, k);
@@ -954,6 +986,11 @@ class LirBuilder {
   Lir& lir_;
   std::vector<int> producer_;
   int iteration_record_ = -1;
+  struct RecordSlice {
+    std::uint32_t offset = 0, bytes = 0;
+    bool sent_only = false;
+  };
+  std::vector<RecordSlice> record_slices_;  // in offset order
   std::map<ElementType, Place> identities_;
 };
 

@@ -104,6 +104,7 @@ struct Label {
   int exchanges = 0;  // exchange phases per chunk
   std::int64_t weight_bytes = 0;
   std::int64_t record_bytes = 0;  // of weight_bytes, those of every repeat iteration
+  std::int64_t moved_record_bytes = 0;  // of record_bytes, moved weights' pieces
   std::int64_t activation_peak = 0;
   std::int64_t supervisor_bundles = 0;
   int input_spread = 1;
@@ -268,7 +269,9 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   label.activation_peak =
       std::max(label.activation_peak, input_panel + partials + exchanged + output + gathered_bytes);
 
-  add_weight_bytes(label, candidate.weight_bytes, chain.weights[static_cast<std::size_t>(step.weight)].per_iteration);
+  const bool per_iteration = chain.weights[static_cast<std::size_t>(step.weight)].per_iteration;
+  add_weight_bytes(label, candidate.weight_bytes, per_iteration);
+  if (per_iteration && candidate.weights_moved) label.moved_record_bytes += candidate.weight_bytes;
   for (const EpilogueOp& op : step.epilogue)
     if (op.kind == EpilogueOp::Kind::AddBias) {
       const bool per_iteration = chain.weights[op.weight].per_iteration;
@@ -779,12 +782,15 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         // where the data does not fit, standard memory may hold iterations'
         // weights, each copied to interleaved memory when its turn comes.
         if (data > options.machine.interleaved.bytes() && label.record_bytes > 0 && iterations > 1) {
+          // The working copy holds what kernels read; moved weights' pieces
+          // are sent from the record (each tile's own to itself as well).
           const std::int64_t stride = ceil_div(label.record_bytes, iterations);
+          const std::int64_t copied = ceil_div(label.record_bytes - label.moved_record_bytes, iterations);
           const std::int64_t free = std::max<std::int64_t>(0, options.machine.standard.bytes() - code);
-          const std::int64_t moved = std::min(label.record_bytes, free / 16 * 16);
-          if (moved > 0) {
+          const std::int64_t in_standard = std::min(label.record_bytes, free / 16 * 16);
+          if (in_standard > 0) {
             choice.staged_weights = true;
-            data += stride - moved;
+            data += copied - in_standard;
             choice.estimate.peak_bytes = options.machine.standard.bytes() + data;
             choice.estimate.cycles += static_cast<double>(iterations * chunks) *
                                       (options.machine.sync_cycles + static_cast<double>(stride) / 4 +
@@ -793,7 +799,12 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         }
         if (!search.smallest || choice.estimate.peak_bytes < search.smallest->estimate.peak_bytes)
           search.smallest = choice;
-        if (data > options.machine.interleaved.bytes() || code > options.machine.standard.bytes()) continue;
+        // Staged weights fill standard memory to the byte, so a staged
+        // plan's estimate (standard memory plus its data) already says
+        // whether its data fit; the driver weighs it like any other.
+        if ((!choice.staged_weights && data > options.machine.interleaved.bytes()) ||
+            code > options.machine.standard.bytes())
+          continue;
         fits |= choice.estimate.peak_bytes <= options.budget();
         all.push_back(std::move(choice));
       }

@@ -178,7 +178,7 @@ std::uint32_t place_address(const TileCodeContext& context, const Place& place) 
 }
 
 // One tile's exchange instructions for one phase: what the scheduler
-// counted in exchange_action_bundles, in the same order.
+// counted in exchange_action_code, in the same order.
 std::vector<Instruction> exchange_instructions(const TileCodeContext& context, int phase, int tile) {
   std::vector<Instruction> code;
   auto set = [&](int reg, std::uint32_t value) {
@@ -187,34 +187,29 @@ std::vector<Instruction> exchange_instructions(const TileCodeContext& context, i
   };
   ExchangeRegisters registers;
   const Lir& lir = context.lir;
+  std::size_t previous = 0;  // the last send or recv
   for (const ExchangeAction& action : context.exchanges.actions[static_cast<std::size_t>(phase)][static_cast<std::size_t>(tile)]) {
     const Transfer& transfer = lir.transfers[static_cast<std::size_t>(action.transfer)];
     const bool send = action.kind == ExchangeAction::Kind::Send;
     const Place& place = send ? transfer.source : transfer.destination;
-    set(kScratchAddress, place_address(context, place));
-    if (place.chunk_stride) code.push_back(make(Opcode::Add, {kScratchAddress, kScratchAddress, kChunk}));
-    if (place.iteration_stride) code.push_back(make(Opcode::Add, {kScratchAddress, kScratchAddress, kIteration}));
-    if (registers.length != transfer.bytes) {
-      set(kScratchLength, transfer.bytes);
-      registers.length = transfer.bytes;
-    }
-    if (registers.peer != action.peer) {
-      set(kScratchPeer, action.peer);
-      registers.peer = action.peer;
-    }
     const BytePattern& pattern = send ? transfer.source_pattern : transfer.destination_pattern;
-    if (!pattern.contiguous()) {
-      // Before the xwait: the send still issues at its planned cycle.
-      if (registers.run != pattern.run) {
-        set(kPatternRun, pattern.run);
-        registers.run = pattern.run;
-      }
-      if (registers.stride != pattern.stride) {
-        set(kPatternStride, pattern.stride);
-        registers.stride = pattern.stride;
-      }
-      code.push_back(make(Opcode::Xpat, {kPatternRun, kPatternStride}));
+    const ActionCode plan = exchange_action_code(action, transfer, registers);
+    if (plan.step_previous) {
+      Instruction& stepping = code[previous];
+      stepping.opcode = stepping.opcode == Opcode::Send ? Opcode::Sendn : Opcode::Recvn;
+      stepping.operands[3] = plan.peer_step;
     }
+    if (plan.set_address) {
+      set(kScratchAddress, place_address(context, place));
+      if (place.chunk_stride) code.push_back(make(Opcode::Add, {kScratchAddress, kScratchAddress, kChunk}));
+      if (place.iteration_stride) code.push_back(make(Opcode::Add, {kScratchAddress, kScratchAddress, kIteration}));
+    }
+    if (plan.set_length) set(kScratchLength, transfer.bytes);
+    if (plan.set_peer) set(kScratchPeer, action.peer);
+    // Before the xwait: the send still issues at its planned cycle.
+    if (plan.set_run) set(kPatternRun, pattern.run);
+    if (plan.set_stride) set(kPatternStride, pattern.stride);
+    if (plan.pattern) code.push_back(make(Opcode::Xpat, {kPatternRun, kPatternStride}));
     if (send) {
       if (action.start >= (1u << 20))
         throw_failure(fmt::format("tile {}", tile), "exchange phase {} is longer than xwait can count", phase);
@@ -223,6 +218,7 @@ std::vector<Instruction> exchange_instructions(const TileCodeContext& context, i
     } else {
       code.push_back(make(Opcode::Recv, {kScratchAddress, kScratchLength, kScratchPeer}));
     }
+    previous = code.size() - 1;
   }
   return code;
 }

@@ -4,7 +4,8 @@
 // The supervisor program of a tile runs the chunk body `chunks` times (a
 // loop) and the repeat region `count` times inside it (a loop). Every phase
 // is: the tile's exchange actions (receives armed, then sends, each after an
-// xwait to its planned cycle; an xpat before a patterned one), xdone, then
+// xwait to its planned cycle; an xpat before a patterned one; a stepping
+// recvn or sendn where it sets up the next one), xdone, then
 // each task: its workers started with `run` on their argument blocks, and
 // wsync; phases are separated by sync. Addresses that move with the chunk
 // ($m12 = chunk * record size) or the iteration ($m11 = iteration * record

@@ -343,6 +343,20 @@ SEMANTICS(Recv) {
   tile.recvs.push_back(RecvRecord{x.pc, x.cycle, source, address, bytes, pattern});
 }
 
+// The stepping forms: a run of transfers into (or out of) consecutive
+// bytes, from (or to) tiles a fixed distance apart, needs one bundle each.
+SEMANTICS(Sendn) {
+  Send(x);
+  x.m(0) += x.m(1);
+  x.m(2) += x.uimm(3);
+}
+
+SEMANTICS(Recvn) {
+  Recv(x);
+  x.m(0) += x.m(1);
+  x.m(2) += x.uimm(3);
+}
+
 SEMANTICS(Xwait) { x.stall_until = x.tile.release + x.uimm(0); }
 
 SEMANTICS(Xdone) {

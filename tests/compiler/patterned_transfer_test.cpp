@@ -180,7 +180,7 @@ TEST(PatternedTransfers, LoweringCountsWhatTheScheduleCounted) {
     int counted = 0, patterned = 0;
     for (const ExchangeAction& action : lowered.plan.actions[0][tile]) {
       const Transfer& transfer = plan.lir.transfers[static_cast<std::size_t>(action.transfer)];
-      counted += exchange_action_bundles(action, transfer, registers);
+      counted += exchange_action_code(action, transfer, registers).bundles;
       const bool send = action.kind == ExchangeAction::Kind::Send;
       patterned += !(send ? transfer.source_pattern : transfer.destination_pattern).contiguous();
     }
@@ -189,20 +189,22 @@ TEST(PatternedTransfers, LoweringCountsWhatTheScheduleCounted) {
     auto is_xpat = [](const isa::Instruction& instruction) { return instruction.opcode == Opcode::Xpat; };
     EXPECT_EQ(std::count_if(code.begin(), code.end(), is_xpat), patterned) << "tile " << tile;
   }
-  // Tile 4 (group 1's tile 1): two contiguous receives, a patterned one,
-  // then a patterned send that keeps the run register and sets the stride.
+  // Tile 4 (group 1's tile 1): two contiguous receives, the first stepping
+  // the address to the second's; a patterned one, which steps the peer to
+  // the send's tile; then a patterned send that keeps the run register and
+  // sets the stride.
   std::uint32_t send_start = 0;
   for (const ExchangeAction& action : lowered.plan.actions[0][4])
     if (action.kind == ExchangeAction::Kind::Send) send_start = action.start;
   std::string text;
   for (const isa::Instruction& instruction : lowered.exchange[0][4]) text += isa::instruction_text(instruction) + "\n";
-  EXPECT_EQ(text, fmt::format("setzi $m1, {}\nsetzi $m2, 32\nsetzi $m3, 3\nrecv $m1, $m2, $m3\n"
-                              "setzi $m1, {}\nrecv $m1, $m2, $m3\n"
-                              "setzi $m1, {}\nsetzi $m2, 64\nsetzi $m7, 16\nsetzi $m8, 48\nxpat $m7, $m8\n"
+  EXPECT_EQ(text, fmt::format("setzi $m1, {}\nsetzi $m2, 32\nsetzi $m3, 3\nrecvn $m1, $m2, $m3, 0\n"
                               "recv $m1, $m2, $m3\n"
-                              "setzi $m1, {}\nsetzi $m2, 32\nsetzi $m3, 5\nsetzi $m8, 32\nxpat $m7, $m8\nxwait {}\n"
+                              "setzi $m1, {}\nsetzi $m2, 64\nsetzi $m7, 16\nsetzi $m8, 48\nxpat $m7, $m8\n"
+                              "recvn $m1, $m2, $m3, 2\n"
+                              "setzi $m1, {}\nsetzi $m2, 32\nsetzi $m8, 32\nxpat $m7, $m8\nxwait {}\n"
                               "send $m1, $m2, $m3\n",
-                              kAddressC, kAddressC + 32, kAddressB + 16, kAddressA, send_start));
+                              kAddressC, kAddressB + 16, kAddressA, send_start));
   const std::string actions = dump_exchanges(plan.lir, lowered.plan, 4);
   EXPECT_NE(actions.find("    receive 64 bytes [16/48] from tile 3: D rows 16..32 -> B\n"), std::string::npos) << actions;
   EXPECT_NE(actions.find(fmt::format("    send 32 bytes [16/32] to tile 5 at cycle {}: A cols 0,1 -> C\n", send_start)),

@@ -202,6 +202,43 @@ TEST(Exchange, ReceivesFromOneSourceMatchItsSendsInOrder) {
   EXPECT_EQ(outcome.buffers[1], (std::vector<std::uint32_t>{52, 53, 54, 55, 50, 51}));
 }
 
+TEST(Exchange, SteppingFormsMoveToTheNextAddressAndPeer) {
+  // Tile 0 sends words 10..13 to tile 1, then 14..17 to tile 3 with one
+  // sendn setting both up; tile 2 receives 4 words from tile 0 into its
+  // buffer's end and nothing else. Tile 1 takes words from 0 and then (a
+  // recvn's step of 2) from tile 2 into consecutive words.
+  Tiles tiles;
+  tiles.codes.resize(4);
+  const std::vector<std::uint32_t> zeros(8, 0);
+  tiles.buffers = {as_bytes(counting_words(8, 10)), as_bytes(zeros), as_bytes(counting_words(8, 70)), as_bytes(zeros)};
+  tiles.codes[0].set(1, kBuffer);
+  tiles.codes[0].set(2, 16);
+  tiles.codes[0].set(3, 1);
+  tiles.codes[0].main(Opcode::Sendn, {1, 2, 3, 2});
+  tiles.codes[0].main(Opcode::Send, {1, 2, 3});
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  tiles.codes[1].set(1, kBuffer);
+  tiles.codes[1].set(2, 16);
+  tiles.codes[1].set(3, 0);
+  tiles.codes[1].main(Opcode::Recvn, {1, 2, 3, 2});
+  tiles.codes[1].main(Opcode::Recv, {1, 2, 3});
+  tiles.codes[1].main(Opcode::Xdone);
+  tiles.codes[1].main(Opcode::Halt);
+  tiles.codes[2].main(Opcode::Xwait, {200});
+  exchange(tiles.codes[2], Opcode::Send, kBuffer, 16, 1);
+  tiles.codes[2].main(Opcode::Xdone);
+  tiles.codes[2].main(Opcode::Halt);
+  exchange(tiles.codes[3], Opcode::Recv, kBuffer, 16, 0);
+  tiles.codes[3].main(Opcode::Xdone);
+  tiles.codes[3].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 4, 8);
+  EXPECT_EQ(outcome.buffers[1], (std::vector<std::uint32_t>{10, 11, 12, 13, 70, 71, 72, 73}));
+  EXPECT_EQ(std::vector<std::uint32_t>(outcome.buffers[3].begin(), outcome.buffers[3].begin() + 4),
+            (std::vector<std::uint32_t>{14, 15, 16, 17}));
+  EXPECT_EQ(outcome.result.tiles[0].bytes_sent, 32u);
+}
+
 // Words `first`, `first` + 1, ... laid out as runs of `run` words every
 // `stride` words in a buffer of `words` words (zero elsewhere).
 std::vector<std::uint32_t> scattered(std::uint32_t words, std::uint32_t run, std::uint32_t stride,
