@@ -15,6 +15,7 @@
 #include "compiler/summation_order.h"
 #include "compiler/tile_code.h"
 #include "compiler/tile_images.h"
+#include "isa/isa.h"
 #include "support/error.h"
 #include "support/span.h"
 
@@ -33,12 +34,30 @@ namespace {
 // provisional placement only rejects plans that cannot fit even with lean
 // code; the exact placement decides the rest.
 constexpr std::uint32_t kLibraryEstimate = 2 * 1024;
+// Receives are armed in a fixed order (order_receives), so their code is
+// known before the schedule; a send takes its address, its xwait
+// and itself.
 std::uint32_t supervisor_estimate(const Lir& lir) {
-  std::vector<std::uint32_t> bytes(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
-  for (const Transfer& transfer : lir.transfers) {
-    bytes[static_cast<std::size_t>(transfer.source_tile)] += 32;
-    for (int tile : transfer.destination_tiles) bytes[static_cast<std::size_t>(tile)] += 24;
+  const auto group_size = static_cast<std::size_t>(lir.mid->groups.group_size);
+  std::vector<std::uint32_t> bytes(group_size, 0);
+  std::vector<std::vector<std::vector<int>>> receives(static_cast<std::size_t>(lir.phases),
+                                                      std::vector<std::vector<int>>(group_size));
+  for (std::size_t index = 0; index < lir.transfers.size(); ++index) {
+    const Transfer& transfer = lir.transfers[index];
+    bytes[static_cast<std::size_t>(transfer.source_tile)] += 24;
+    for (int tile : transfer.destination_tiles)
+      receives[static_cast<std::size_t>(transfer.phase)][static_cast<std::size_t>(tile)].push_back(static_cast<int>(index));
   }
+  for (auto& phase : receives)
+    for (std::size_t tile = 0; tile < group_size; ++tile) {
+      order_receives(lir, phase[tile]);
+      ExchangeRegisters registers;
+      for (int index : phase[tile]) {
+        const Transfer& transfer = lir.transfers[static_cast<std::size_t>(index)];
+        const ExchangeAction action{ExchangeAction::Kind::Receive, index, static_cast<std::uint32_t>(transfer.source_tile), 0};
+        bytes[tile] += isa::kBundleBytes * static_cast<std::uint32_t>(exchange_action_code(action, transfer, registers).bundles);
+      }
+    }
   for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 64;
   return 256 + 32 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
 }

@@ -40,9 +40,7 @@ class GroupPhaseScheduler {
     std::vector<ExchangeRegisters> registers(static_cast<std::size_t>(group_size));
     for (int tile = 0; tile < group_size; ++tile) {
       auto& list = receives[static_cast<std::size_t>(tile)];
-      std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
-        return lir_.transfers[static_cast<std::size_t>(a)].source_tile < lir_.transfers[static_cast<std::size_t>(b)].source_tile;
-      });
+      order_receives(lir_, list);
       std::uint32_t time = kIssue * kPhasePrologueBundles;
       for (int index : list) {
         ExchangeAction action{ExchangeAction::Kind::Receive, index, absolute(lir_.transfers[static_cast<std::size_t>(index)].source_tile), 0};
@@ -171,6 +169,12 @@ class GroupPhaseScheduler {
 };
 
 }  // namespace
+
+void order_receives(const Lir& lir, std::vector<int>& receives) {
+  std::stable_sort(receives.begin(), receives.end(), [&](int a, int b) {
+    return lir.transfers[static_cast<std::size_t>(a)].source_tile < lir.transfers[static_cast<std::size_t>(b)].source_tile;
+  });
+}
 
 ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers) {
   const bool send = action.kind == ExchangeAction::Kind::Send;

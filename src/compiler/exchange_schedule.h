@@ -73,6 +73,11 @@ struct ActionCode {
   int bundles = 0;
 };
 
+// A tile's receives of one phase in the order it arms them: by source, then
+// in the source's order (which keeps each source's receives in its send
+// order).
+void order_receives(const Lir& lir, std::vector<int>& receives);
+
 // The code for one action, and the registers after it.
 ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers);
 

@@ -142,7 +142,8 @@ TEST(RunCase, SweepKindsOfCaseAreBitExact) {
 }
 
 TEST(RunCase, ADeviceThatRoundsItsPartialSumsOtherwiseIsNotBitExact) {
-  SmallCase fp32_partials(8), fp16_partials(6);
+  SmallCase fp32_partials(8), fp16_partials(8);
+  fp16_partials.request.compile.fp16_partials_anywhere = true;
   const package::Package planned = compiler::compile(fp32_partials.data.graph(), fp32_partials.request.compile).package;
   package::Package device = compiler::compile(fp16_partials.data.graph(), fp16_partials.request.compile).package;
   const reference::KSplit& planned_split = planned.summation_order.gemms.at("gemm1");
