@@ -41,6 +41,32 @@ TEST(StagedWeights, OnlyWhenTheWeightsDoNotFitInterleavedMemory) {
   EXPECT_LT(outcome.most_memory, on_tiles(1).machine.interleaved.bytes());
 }
 
+// Moved weights, staged: each piece is sent from the record (its own tile
+// gathers it too), so the working copy holds only what kernels read.
+TEST(StagedWeights, MovedWeightsAreSentFromTheRecord) {
+  graph::MlpOptions mlp;
+  mlp.precision = graph::Precision::Fp16;
+  mlp.blocks = 8;
+  mlp.tokens = 128;
+  mlp.width = 256;
+  mlp.hidden = 512;
+  mlp.bias = true;
+  CompileOptions options = on_tiles(8);  // 2 MiB of weights: 256 KiB a tile
+  options.row_parts = 2;
+  options.dump_after = "place_storage";
+  Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+  const std::string& plan = outcome.compiled.plan;
+  EXPECT_NE(plan.find("iteration weights staged"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("gemm1 2x"), std::string::npos) << plan;
+  EXPECT_EQ(outcome.differing, 0) << plan;
+  EXPECT_EQ(outcome.bad, 0) << plan;
+  // Biases alone in the copy: one iteration's record is 32 KiB of weights.
+  const std::string& dump = outcome.compiled.dump;
+  const std::size_t copy = dump.find("buffer weights of this iteration weight ");
+  ASSERT_NE(copy, std::string::npos) << dump;
+  EXPECT_LT(std::stoul(dump.substr(copy + 40)), 4096u) << dump.substr(copy, 80);
+}
+
 // A budget that leaves no room for the record in standard memory: no plan.
 TEST(StagedWeights, ABudgetBelowTheRecordStillFails) {
   CompileOptions options = on_tiles(1);
