@@ -99,14 +99,6 @@ class LirBuilder {
           ++lir_.phases;
           break;
         }
-      if (program_.staged_weights) {
-        // A phase of its own opens each iteration: its exchange copies the
-        // iteration's weights into place (finish_iteration_record).
-        for (std::size_t later = static_cast<std::size_t>(program_.repeat_first_op); later < program_.ops.size(); ++later)
-          ++lir_.op_phase[later];
-        ++lir_.repeat_last_phase;
-        ++lir_.phases;
-      }
     }
   }
 
@@ -378,6 +370,12 @@ class LirBuilder {
     for (auto& [op, place] : lir_.row_weights) stored(place);
     for (auto& [weight, place] : lir_.bias_places) stored(place);
     if (copy < 0) return;
+    // The first exchange of each iteration fills the copy, before any
+    // compute of the iteration reads it; no send of that exchange may read
+    // it too.
+    for (const Transfer& transfer : lir_.transfers)
+      TILEC_CHECK(transfer.phase != lir_.repeat_first_phase || transfer.source.buffer != copy,
+                  "transfer '{}' reads the working copy of staged weights as it is filled", transfer.what);
     // One copy per run of adjacent slices kernels read.
     for (std::size_t first = 0; first < record_slices_.size();) {
       if (record_slices_[first].sent_only) {
