@@ -780,7 +780,8 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         choice.estimate.peak_bytes = code + data;
         // Data lives in interleaved memory (128-bit loads), code in standard;
         // where the data does not fit, standard memory may hold iterations'
-        // weights, each copied to interleaved memory when its turn comes.
+        // weights, whose slices kernels read are copied to interleaved
+        // memory when their turn comes.
         if (data > options.machine.interleaved.bytes() && label.record_bytes > 0 && iterations > 1) {
           // The working copy holds what kernels read; moved weights' pieces
           // are sent from the record (each tile's own to itself as well).
