@@ -211,20 +211,18 @@ TEST(Exchange, SteppingFormsMoveToTheNextAddressAndPeer) {
   tiles.codes.resize(4);
   const std::vector<std::uint32_t> zeros(8, 0);
   tiles.buffers = {as_bytes(counting_words(8, 10)), as_bytes(zeros), as_bytes(counting_words(8, 70)), as_bytes(zeros)};
-  tiles.codes[0].set(1, kBuffer);
-  tiles.codes[0].set(2, 16);
-  tiles.codes[0].set(3, 1);
-  tiles.codes[0].main(Opcode::Sendn, {1, 2, 3, 2});
-  tiles.codes[0].main(Opcode::Send, {1, 2, 3});
-  tiles.codes[0].main(Opcode::Xdone);
-  tiles.codes[0].main(Opcode::Halt);
-  tiles.codes[1].set(1, kBuffer);
-  tiles.codes[1].set(2, 16);
-  tiles.codes[1].set(3, 0);
-  tiles.codes[1].main(Opcode::Recvn, {1, 2, 3, 2});
-  tiles.codes[1].main(Opcode::Recv, {1, 2, 3});
-  tiles.codes[1].main(Opcode::Xdone);
-  tiles.codes[1].main(Opcode::Halt);
+  // 16 bytes at kBuffer with `peer`, then the stepping form's next 16.
+  auto two_steps = [](Code& code, Opcode stepping, Opcode plain, std::uint32_t peer) {
+    code.set(1, kBuffer);
+    code.set(2, 16);
+    code.set(3, peer);
+    code.main(stepping, {1, 2, 3, 2});
+    code.main(plain, {1, 2, 3});
+    code.main(Opcode::Xdone);
+    code.main(Opcode::Halt);
+  };
+  two_steps(tiles.codes[0], Opcode::Sendn, Opcode::Send, 1);
+  two_steps(tiles.codes[1], Opcode::Recvn, Opcode::Recv, 0);
   tiles.codes[2].main(Opcode::Xwait, {200});
   exchange(tiles.codes[2], Opcode::Send, kBuffer, 16, 1);
   tiles.codes[2].main(Opcode::Xdone);
