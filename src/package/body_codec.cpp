@@ -3,7 +3,10 @@
 #include "package/byte_io.h"
 #include "package/segment_contents.h"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <map>
 #include <memory>
 
 namespace tilec::package::detail {
@@ -133,75 +136,93 @@ void write_summation_order(ByteWriter& out, const graph::SummationOrder& order) 
   }
 }
 
-constexpr std::uint8_t kMergeReceived = 1;
 constexpr std::size_t kMinRowOrderBytes = 4 + 4 + 1 + 4;
 
-// Per layernorm or softmax: its name, the ranges per part, flags (bit 0:
-// the received slots are merged first) and the column cuts.
-void write_row_orders(ByteWriter& out, const graph::SummationOrder& order) {
-  out.count(order.rows.size(), "row order");
-  for (const auto& [name, split] : order.rows) {
+// Row orders and attention orders share one record: the op's name, a count
+// in 1..64 (column ranges per part, or softmax chunks), one flag (the
+// received slots are merged first, or FP16 probabilities) and cuts (column
+// or key cuts).
+struct FlaggedCuts {
+  std::uint32_t count = 1;
+  bool flag = false;
+  std::vector<std::int64_t> cuts;
+};
+
+struct FlaggedCutsNames {
+  const char* record;  // "row order"
+  const char* count;   // "column ranges per part"
+  const char* cut;     // "column cut"
+};
+
+template <typename Split, typename Fields>
+void write_flagged_cuts(ByteWriter& out, const std::map<std::string, Split>& records, const FlaggedCutsNames& names,
+                        Fields fields) {
+  out.count(records.size(), names.record);
+  for (const auto& [name, split] : records) {
+    const FlaggedCuts record = fields(split);
     out.string(name);
-    out.u32(static_cast<std::uint32_t>(split.ranges));
-    out.u8(split.merge_received ? kMergeReceived : 0);
-    out.count(split.cuts.size(), "column cut");
-    write_vector(out, split.cuts);
+    out.u32(record.count);
+    out.u8(record.flag ? 1 : 0);
+    out.count(record.cuts.size(), names.cut);
+    write_vector(out, record.cuts);
   }
+}
+
+template <typename Split, typename Make>
+void read_flagged_cuts(ByteReader& in, std::map<std::string, Split>& records, const FlaggedCutsNames& names,
+                       Make make) {
+  const std::uint32_t count = in.count(fmt::format("{} count", names.record), kMinRowOrderBytes);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::size_t name_at = in.offset();
+    std::string name = in.string(fmt::format("{} op name", names.record));
+    FlaggedCuts record;
+    const std::size_t count_at = in.offset();
+    record.count = in.u32();
+    if (record.count < 1 || record.count > 64)
+      in.fail_at(count_at, "op '{}' has {} {}", name, record.count, names.count);
+    const std::size_t flags_at = in.offset();
+    const std::uint8_t flags = in.u8();
+    if (flags & ~1u) in.fail_at(flags_at, "unknown {} flags {:#04x}", names.record, flags);
+    record.flag = flags != 0;
+    record.cuts = read_vector(in, in.count(fmt::format("{} count", names.cut), 8));
+    if (!records.emplace(name, make(std::move(record))).second)
+      in.fail_at(name_at, "op '{}' has two {}s", name, names.record);
+  }
+}
+
+constexpr FlaggedCutsNames kRowOrderNames{"row order", "column ranges per part", "column cut"};
+constexpr FlaggedCutsNames kAttentionOrderNames{"attention order", "softmax chunks", "key cut"};
+
+void write_row_orders(ByteWriter& out, const graph::SummationOrder& order) {
+  write_flagged_cuts(out, order.rows, kRowOrderNames, [](const reference::RowSplit& split) {
+    return FlaggedCuts{static_cast<std::uint32_t>(split.ranges), split.merge_received, split.cuts};
+  });
 }
 
 void read_row_orders(ByteReader& in, graph::SummationOrder& order) {
-  const std::uint32_t rows = in.count("row order count", kMinRowOrderBytes);
-  for (std::uint32_t i = 0; i < rows; ++i) {
-    const std::size_t name_at = in.offset();
-    std::string name = in.string("row order op name");
+  read_flagged_cuts(in, order.rows, kRowOrderNames, [](FlaggedCuts record) {
     reference::RowSplit split;
-    const std::size_t ranges_at = in.offset();
-    const std::uint32_t ranges = in.u32();
-    if (ranges < 1 || ranges > 64) in.fail_at(ranges_at, "op '{}' has {} column ranges per part", name, ranges);
-    split.ranges = static_cast<int>(ranges);
-    const std::size_t flags_at = in.offset();
-    const std::uint8_t flags = in.u8();
-    if (flags & ~kMergeReceived) in.fail_at(flags_at, "unknown row order flags {:#04x}", flags);
-    split.merge_received = (flags & kMergeReceived) != 0;
-    split.cuts = read_vector(in, in.count("column cut count", 8));
-    if (!order.rows.emplace(name, std::move(split)).second)
-      in.fail_at(name_at, "op '{}' has two row orders", name);
-  }
+    split.ranges = static_cast<int>(record.count);
+    split.merge_received = record.flag;
+    split.cuts = std::move(record.cuts);
+    return split;
+  });
 }
 
-constexpr std::uint8_t kHalfProbabilities = 1;
-
-// Per attention: its name, softmax chunks, flags (bit 0: FP16
-// probabilities) and the key cuts.
 void write_attention_orders(ByteWriter& out, const graph::SummationOrder& order) {
-  out.count(order.attentions.size(), "attention order");
-  for (const auto& [name, split] : order.attentions) {
-    out.string(name);
-    out.u32(static_cast<std::uint32_t>(split.softmax_chunks));
-    out.u8(split.half_probabilities ? kHalfProbabilities : 0);
-    out.count(split.key_cuts.size(), "key cut");
-    write_vector(out, split.key_cuts);
-  }
+  write_flagged_cuts(out, order.attentions, kAttentionOrderNames, [](const reference::AttentionSplit& split) {
+    return FlaggedCuts{static_cast<std::uint32_t>(split.softmax_chunks), split.half_probabilities, split.key_cuts};
+  });
 }
 
 void read_attention_orders(ByteReader& in, graph::SummationOrder& order) {
-  const std::uint32_t attentions = in.count("attention order count", kMinRowOrderBytes);
-  for (std::uint32_t i = 0; i < attentions; ++i) {
-    const std::size_t name_at = in.offset();
-    std::string name = in.string("attention order op name");
+  read_flagged_cuts(in, order.attentions, kAttentionOrderNames, [](FlaggedCuts record) {
     reference::AttentionSplit split;
-    const std::size_t chunks_at = in.offset();
-    const std::uint32_t chunks = in.u32();
-    if (chunks < 1 || chunks > 64) in.fail_at(chunks_at, "op '{}' has {} softmax chunks", name, chunks);
-    split.softmax_chunks = static_cast<int>(chunks);
-    const std::size_t flags_at = in.offset();
-    const std::uint8_t flags = in.u8();
-    if (flags & ~kHalfProbabilities) in.fail_at(flags_at, "unknown attention order flags {:#04x}", flags);
-    split.half_probabilities = (flags & kHalfProbabilities) != 0;
-    split.key_cuts = read_vector(in, in.count("key cut count", 8));
-    if (!order.attentions.emplace(name, std::move(split)).second)
-      in.fail_at(name_at, "op '{}' has two attention orders", name);
-  }
+    split.softmax_chunks = static_cast<int>(record.count);
+    split.half_probabilities = record.flag;
+    split.key_cuts = std::move(record.cuts);
+    return split;
+  });
 }
 
 graph::SummationOrder read_summation_order(ByteReader& in) {
