@@ -510,6 +510,18 @@ std::int64_t Chain::space_panels(int space, std::int64_t chunk_panels) const {
   return chunk_panels / (padded_segment_rows() / 16) * panels;
 }
 
+int Chain::carried_layout_step() const {
+  int index = repeat->last_step;
+  while (steps[static_cast<std::size_t>(index)].kind == StepKind::Map) {
+    const int input = steps[static_cast<std::size_t>(index)].input;
+    int producer = index - 1;
+    while (producer >= repeat->first_step && steps[static_cast<std::size_t>(producer)].output != input) --producer;
+    if (producer < repeat->first_step) break;
+    index = producer;
+  }
+  return index;
+}
+
 std::int64_t Chain::macs() const {
   std::int64_t total = 0;
   for (int i = 0; i < static_cast<int>(steps.size()); ++i) {

@@ -141,6 +141,10 @@ struct Chain {
   std::vector<std::pair<std::string, int>> outputs;
 
   std::int64_t macs() const;  // of the GEMM steps, over every iteration
+  // The repeat body's step whose output layout its final value keeps: its
+  // last step, or back through maps (which keep their first input's layout)
+  // to the body step that made that input.
+  int carried_layout_step() const;
 };
 
 // Throws BadInput naming the op when the graph is not row-local or uses a

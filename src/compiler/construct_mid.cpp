@@ -139,9 +139,9 @@ class MidBuilder {
   // The carried value's layout inside the loop: what the body leaves, so the
   // loop needs no rearrange at its end when the plan allows it.
   Layout entry_layout(const Layout& current) const {
-    const Step& last = chain_.steps[chain_.repeat->last_step];
-    if (last.kind != StepKind::Gemm) return current;
-    return gemm_output_layout(grid_of(chain_.repeat->last_step));
+    const int kept = chain_.carried_layout_step();
+    if (chain_.steps[static_cast<std::size_t>(kept)].kind != StepKind::Gemm) return current;
+    return gemm_output_layout(grid_of(kept));
   }
 
   void add_row_step(int index) {

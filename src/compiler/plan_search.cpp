@@ -506,13 +506,14 @@ std::vector<int> keep_attention_candidates(const SearchContext& context, int ste
 }
 
 // Layouts (ids) a repeat's carried value may take inside the loop: the
-// output layouts of the region's last step, or where it is now.
+// output layouts of the GEMM whose layout the body's final value keeps, or
+// where it is now.
 std::vector<int> entry_layouts(const SearchContext& context, int current) {
   std::vector<int> layouts{current};
   const Chain& chain = context.chain;
-  const Step& last = chain.steps[chain.repeat->last_step];
-  if (last.kind == StepKind::Gemm)
-    for (const CandidateLayouts& ids : context.candidate_layouts.at(chain.repeat->last_step))
+  const int kept = chain.carried_layout_step();
+  if (chain.steps[static_cast<std::size_t>(kept)].kind == StepKind::Gemm)
+    for (const CandidateLayouts& ids : context.candidate_layouts.at(kept))
       if (ids.considered) layouts.push_back(ids.output);
   return layouts;
 }

@@ -137,6 +137,22 @@ TEST(EndToEnd, AttentionBlocksInARepeatMatchTheReference) {
   EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
 }
 
+// An encoder layer ends in a residual add after its last GEMM; the loop
+// carries the value in that GEMM's output layout, so the body needs no
+// rearrange (an exchange phase and a sync) at its end.
+TEST(EndToEnd, EncoderLayersCarryTheirValueWithoutARearrangeAtTheBodysEnd) {
+  graph::Graph graph = graph::build_workload("vit", {.precision = graph::Precision::Fp16, .width = 64, .hidden = 128});
+  CompileOptions options = on_tiles(32);
+  options.dump_after = "construct_mid";
+  Outcome outcome = compile_and_run(graph, options);
+  const std::string& dump = outcome.compiled.dump;
+  const std::size_t end = dump.find("to here]");
+  ASSERT_NE(end, std::string::npos) << dump;
+  const std::string last_op = dump.substr(dump.rfind('\n', end) + 1, end - dump.rfind('\n', end));
+  EXPECT_NE(last_op.find("map residual2"), std::string::npos) << last_op;
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
+}
+
 TEST(Compile, AttentionItCannotPlanIsRejectedByName) {
   graph::GraphBuilder b;
   const StorageType f16{ElementType::F16, 0};
