@@ -73,12 +73,12 @@ py::array to_array(const graph::Tensor& tensor, bool fp8_codes) {
   if (fp8_codes && is_fp8(tensor.type.storage.element)) {
     py::array_t<std::uint8_t> codes(shape);
     std::memcpy(codes.mutable_data(), tensor.bytes.data(), tensor.bytes.size());
-    return std::move(codes);
+    return codes;
   }
   const std::vector<float> values = tensor.to_floats();
   py::array_t<float> array(shape);
   std::memcpy(array.mutable_data(), values.data(), values.size() * sizeof(float));
-  return std::move(array);
+  return array;
 }
 
 // The graph's inputs from `inputs`, its parameters from `params` or the

@@ -177,7 +177,7 @@ std::string dump_lir(const Lir& lir) {
                           place_text(lir, task.activation), place_text(lir, task.output), task.column_blocks,
                           task.k_steps);
     else {
-      for (const Place& input : task.inputs) text += " " + place_text(lir, input);
+      for (const Place& input : task.inputs) text += fmt::format(" {}", place_text(lir, input));
       text += fmt::format(" -> {} ({} columns){}", place_text(lir, task.output), task.columns,
                           task.partial_sum ? " partial sum" : "");
     }

@@ -162,8 +162,8 @@ TEST(CaseReport, ReadsTheReferenceSweep) {
   for (const CaseReport& report : cases) {
     passed += report.passed();
     EXPECT_FALSE(report.stages.empty()) << report.name;
-    if (report.passed()) EXPECT_TRUE(report.cycles.has_value()) << report.name;
-    if (report.status == kPlannerRejected) EXPECT_FALSE(report.diagnostic.empty()) << report.name;
+    if (report.passed()) { EXPECT_TRUE(report.cycles.has_value()) << report.name; }
+    if (report.status == kPlannerRejected) { EXPECT_FALSE(report.diagnostic.empty()) << report.name; }
   }
   EXPECT_EQ(passed, 9);
 }

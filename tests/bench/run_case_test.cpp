@@ -137,7 +137,7 @@ TEST(RunCase, SweepKindsOfCaseAreBitExact) {
             ASSERT_EQ(outcome.report.status, kPass) << where;
             EXPECT_EQ(outcome.report.differing_elements, 0) << where;
             // 8 KiB leaves no plan that sums K on one tile.
-            if (budget_kib == 8) EXPECT_TRUE(outcome.report.plan_order_reference_seconds.has_value()) << where;
+            if (budget_kib == 8) { EXPECT_TRUE(outcome.report.plan_order_reference_seconds.has_value()) << where; }
           }
 }
 

@@ -130,7 +130,7 @@ TEST(CompileCommand, OneKPartKeepsEverySumInOneAccumulator) {
   const std::string plan = summary["plan"];
   EXPECT_THAT(plan, HasSubstr("gemm1 "));
   for (std::size_t at = plan.find('x'); at != std::string::npos; at = plan.find('x', at + 1))
-    if (std::isdigit(static_cast<unsigned char>(plan[at - 1]))) EXPECT_EQ(plan[at + 1], '1') << plan;
+    if (std::isdigit(static_cast<unsigned char>(plan[at - 1]))) { EXPECT_EQ(plan[at + 1], '1') << plan; }
   EXPECT_EQ(run_tilec("compile " + kSmallMlp + " --max-k-parts 0").exit_code, 2);
 }
 

@@ -210,7 +210,7 @@ TEST(MergeKernel, OneWorkerTakesEveryRowAndColumnOrAShare) {
     c.max_workers = workers;
     MergeOutcome outcome = run_merge(c);
     EXPECT_EQ(outcome.mismatches, 0);
-    if (workers == 6) EXPECT_EQ(outcome.shares.size(), 6u);
+    if (workers == 6) { EXPECT_EQ(outcome.shares.size(), 6u); }
   }
 }
 

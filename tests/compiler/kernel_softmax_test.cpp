@@ -398,7 +398,7 @@ TEST(GeneratedSoftmax, FewPanelsShareTheWorkersBetterThanHalfPanels) {
                 << " chunks " << best.result.stats.halt_cycle << " (model " << model << ")\n";
       EXPECT_NEAR(model / cycles, 1.0, 0.03) << describe(after);
       EXPECT_LE(cycles, static_cast<double>(whole_cycles)) << describe(after);
-      if (panels <= 2) EXPECT_LT(cycles, 0.8 * static_cast<double>(fixed_cycles)) << describe(after);
+      if (panels <= 2) { EXPECT_LT(cycles, 0.8 * static_cast<double>(fixed_cycles)) << describe(after); }
     }
   }
 }

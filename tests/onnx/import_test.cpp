@@ -68,12 +68,6 @@ class ModelBuilder {
   onnx::ModelProto model_;
 };
 
-void set_float(onnx::NodeProto& node, const std::string& name, float value) {
-  auto* attribute = node.add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::FLOAT);
-  attribute->set_f(value);
-}
 
 std::string import_error(const std::string& bytes, const ImportOptions& options = {}) {
   try {

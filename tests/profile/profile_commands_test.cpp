@@ -46,7 +46,7 @@ TEST(ProfileCommands, QueryPrintsTotals) {
   EXPECT_THAT(result.out, ::testing::ContainsRegex("\nkernel +calls +worker-cycles +share\n"));
   EXPECT_THAT(result.out, HasSubstr("busiest tiles (2 of 16, by busy worker-cycles)"));
   for (const std::string& label : testing::mlp_profile().events.labels) {
-    if (label.rfind("gemm", 0) == 0) EXPECT_THAT(result.out, HasSubstr(label));
+    if (label.rfind("gemm", 0) == 0) { EXPECT_THAT(result.out, HasSubstr(label)); }
   }
 }
 
