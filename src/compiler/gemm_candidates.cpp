@@ -41,15 +41,16 @@ bool quantised_to_fp8_later(const Chain& chain, int activation, std::vector<bool
 // Partial sums are summed in FP32 and rounded once to the GEMM's result
 // type. They travel as FP16 (half the exchange, one more rounding of each
 // partial) when the result is FP16, one pass sums them all (a chain of
-// passes would round its intermediate sums to FP16), the step is not in a
-// repeat body (where each iteration's error feeds the next) and nothing
-// quantises the result further (an FP8 cast, here or in a later
-// elementwise step, would turn their rounding into coarse flips);
-// otherwise as FP32.
+// passes rounds its running sums to FP16), the step is not in a repeat
+// body (where each iteration's error feeds the next) and nothing quantises
+// the result further (an FP8 cast, here or in a later elementwise step,
+// would turn their rounding into coarse flips); otherwise as FP32. Where
+// no plan fits so, FP16 whenever the result is FP16.
 ElementType partial_type_for(const Chain& chain, int step_index, int k_parts, bool fp16_anywhere) {
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
-  if (step.result.element != ElementType::F16 || k_parts > kMaxCombineInputs) return ElementType::F32;
+  if (step.result.element != ElementType::F16) return ElementType::F32;
   if (fp16_anywhere) return ElementType::F16;
+  if (k_parts > kMaxCombineInputs) return ElementType::F32;
   if (chain.repeat && step_index >= chain.repeat->first_step && step_index <= chain.repeat->last_step)
     return ElementType::F32;
   for (const EpilogueOp& op : step.epilogue)

@@ -72,7 +72,10 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
   variant.inputs = static_cast<int>(task.inputs.size());
   variant.input = value(lir, op.inputs[0]).storage;
   if (task.partial_sum) {
-    variant.sum = variant.input;
+    // A pass of FP16 partial sums adds in FP32 and rounds once, to FP16.
+    variant.sum = variant.input.element == ElementType::F16 ? StorageType{ElementType::F32, 0} : variant.input;
+    if (variant.sum != variant.input)
+      variant.stages.push_back(CombineStage{EpilogueOp::Kind::Cast, graph::GeluApproximation::Tanh, variant.input});
     return variant;
   }
   variant.sum = op.kind == MidOpKind::Map && variant.inputs == 1 ? variant.input : step.result;
@@ -95,7 +98,6 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
 void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
   CombineVariant variant = combine_variant(lir, task);
   task.kernel = library.combine(variant);
-  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const std::uint32_t column_in = static_cast<std::uint32_t>(task.column_elements) * bytes_of(variant.input);
   const std::uint32_t column_out = static_cast<std::uint32_t>(task.column_elements) * bytes_of(variant.output());
   for (int worker = 0; worker < kWorkers; ++worker) {

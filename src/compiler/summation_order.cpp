@@ -1,6 +1,7 @@
 #include "compiler/summation_order.h"
 
 #include "compiler/attention_candidates.h"
+#include "compiler/kernel_library.h"
 #include "compiler/row_candidates.h"
 #include "support/error.h"
 
@@ -33,6 +34,8 @@ reference::KSplit split_of(const MidProgram& program, const MidOp& reduce) {
   }
   const MidValue& partial = program.values[static_cast<std::size_t>(reduce.inputs[0])];
   split.half_partials = partial.storage.element == ElementType::F16;
+  // group_exchanges.cpp sums more than a combine kernel takes in passes.
+  if (grid.k_parts > kMaxCombineInputs) split.pass_parts = kMaxCombineInputs;
   // Output column part (n, k) is the k-th share of column part n, reduced
   // on the tile of K part k.
   const Layout& output = program.values[static_cast<std::size_t>(reduce.output)].layout;

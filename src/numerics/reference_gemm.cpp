@@ -218,6 +218,14 @@ std::pair<const T*, const T*> kernel_order(std::span<const T> a, std::span<const
   return {lhs, rhs};
 }
 
+// Whether a column's running sum is rounded to FP16 once `added` of its
+// `parts` parts are in: at the end of a pass that leaves parts to add.
+bool rounds_after(const KSplit& split, std::size_t added, std::size_t parts) {
+  if (!split.half_partials || split.pass_parts < 2 || added >= parts) return false;
+  const std::size_t pass = static_cast<std::size_t>(split.pass_parts);
+  return added >= pass && (added - pass) % (pass - 1) == 0;
+}
+
 // C = the parts' sums of `split` added per column in its range's order, a
 // strip of columns at a time (every part's sums of the strip first, at the
 // kernel's full width), so the parts' sums need little memory.
@@ -244,8 +252,10 @@ void split_sums(const float* lhs, const float* rhs, std::span<float> c, std::int
       for (std::int64_t j = 0; j < width; ++j) {
         const std::vector<int>& order = *order_of[static_cast<std::size_t>(strip + j)];
         float total = first[part_floats * static_cast<std::size_t>(order[0]) + static_cast<std::size_t>(j)];
-        for (std::size_t i = 1; i < order.size(); ++i)
+        for (std::size_t i = 1; i < order.size(); ++i) {
           total += first[part_floats * static_cast<std::size_t>(order[i]) + static_cast<std::size_t>(j)];
+          if (rounds_after(split, i + 1, order.size())) total = round_to_half(total);
+        }
         out[j] = total;
       }
     });
@@ -279,6 +289,8 @@ void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c
   if (parts < 1 || split.cuts.front() != 0 || split.cuts.back() != k ||
       !std::is_sorted(split.cuts.begin(), split.cuts.end()))
     throw_bad_input("gemm K split", "the cuts must run from 0 to K = {} in increasing order", k);
+  if (split.pass_parts < 0 || split.pass_parts == 1)
+    throw_bad_input("gemm K split", "passes of {} parts (0 for one pass, else at least 2)", split.pass_parts);
   if (parts == 1) {
     gemm(a, b, c, m, n, k, transpose_a, transpose_b, 1);
     return;

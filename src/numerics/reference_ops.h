@@ -26,7 +26,10 @@ void gemm(std::span<const float> a, std::span<const float> b, std::span<float> c
 // How a plan that splits K over tiles sums each output of a GEMM: K in
 // explicit parts, each summed from +0 in k order as above; each part's sum
 // rounded to FP16 first when the parts travel as FP16; then, per range of
-// output columns, the parts added in FP32 in that range's order.
+// output columns, the parts added in FP32 in that range's order, in passes
+// of `pass_parts` (the first pass adds that many parts, each later one the
+// running sum and pass_parts - 1 more), the running sum rounded to FP16
+// between passes when the parts travel as FP16.
 struct KSplit {
   // Part p sums k in [cuts[p], cuts[p + 1]); the cuts run from 0 to K in
   // increasing order (an empty part adds nothing).
@@ -41,6 +44,7 @@ struct KSplit {
     bool operator==(const Columns&) const = default;
   };
   std::vector<Columns> orders;
+  int pass_parts = 0;  // 0: one pass adds every part; else at least 2
   bool operator==(const KSplit&) const = default;
   int parts() const { return cuts.empty() ? 0 : static_cast<int>(cuts.size()) - 1; }
 };

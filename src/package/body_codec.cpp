@@ -115,15 +115,18 @@ Binding read_binding(ByteReader& in) {
 }
 
 constexpr std::uint8_t kHalfPartials = 1;
+constexpr std::uint8_t kPasses = 2;
 constexpr std::size_t kMinOrderBytes = 4 + 1 + 4 + 4;
 
-// The summation order: per gemm, its name, flags (bit 0: FP16 partials),
-// the K cuts, and the column ranges with their part orders.
+// The summation order: per gemm, its name, flags (bit 0: FP16 partials;
+// bit 1: added in passes, whose size follows), the K cuts, and the column
+// ranges with their part orders.
 void write_summation_order(ByteWriter& out, const graph::SummationOrder& order) {
   out.count(order.gemms.size(), "summation order");
   for (const auto& [name, split] : order.gemms) {
     out.string(name);
-    out.u8(split.half_partials ? kHalfPartials : 0);
+    out.u8((split.half_partials ? kHalfPartials : 0) | (split.pass_parts ? kPasses : 0));
+    if (split.pass_parts) out.u8(static_cast<std::uint8_t>(split.pass_parts));
     out.count(split.cuts.size(), "K cut");
     write_vector(out, split.cuts);
     out.count(split.orders.size(), "column range");
@@ -234,8 +237,13 @@ graph::SummationOrder read_summation_order(ByteReader& in) {
     reference::KSplit split;
     const std::size_t flags_at = in.offset();
     const std::uint8_t flags = in.u8();
-    if (flags & ~kHalfPartials) in.fail_at(flags_at, "unknown summation order flags {:#04x}", flags);
+    if (flags & ~(kHalfPartials | kPasses)) in.fail_at(flags_at, "unknown summation order flags {:#04x}", flags);
     split.half_partials = (flags & kHalfPartials) != 0;
+    if (flags & kPasses) {
+      const std::size_t passes_at = in.offset();
+      split.pass_parts = in.u8();
+      if (split.pass_parts < 2) in.fail_at(passes_at, "op '{}' is summed in passes of {} parts (at least 2)", name, split.pass_parts);
+    }
     split.cuts = read_vector(in, in.count("K cut count", 8));
     split.orders.resize(in.count("column range count", 8 + 8 + 4));
     for (reference::KSplit::Columns& range : split.orders) {

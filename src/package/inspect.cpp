@@ -71,6 +71,7 @@ json summation_order_json(const graph::SummationOrder& order) {
     for (const reference::KSplit::Columns& range : split.orders)
       ranges.push_back({{"columns", {range.begin, range.end}}, {"parts", range.parts}});
     gemms[name] = {{"cuts", split.cuts}, {"partials", split.half_partials ? "f16" : "f32"}, {"columnRanges", ranges}};
+    if (split.pass_parts) gemms[name]["passParts"] = split.pass_parts;
   }
   return gemms;
 }

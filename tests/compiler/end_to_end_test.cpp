@@ -60,6 +60,33 @@ TEST(EndToEnd, Fp16AndFp32MlpsMatchTheReference) {
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp32)), on_tiles(16));
 }
 
+// A long K over many tiles: more FP16 partial sums than a combine kernel
+// adds at once are summed in passes whose running sums round to FP16, and
+// the plan-order reference rounds where the device does.
+TEST(EndToEnd, HalfPartialSumsInPassesMatchThePlanOrder) {
+  const StorageType f16{ElementType::F16, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{16, 4096}, f16});
+  graph::ValueId w = b.parameter("W", {{4096, 16}, f16});
+  b.output("y", b.gemm("g", x, w, f16));
+  const graph::Graph graph = b.finish();
+  CompileOptions options = on_tiles(16);
+  options.fp16_partials_anywhere = true;
+  Outcome outcome = compile_and_run(graph, options);
+  const reference::KSplit& split = outcome.compiled.package.summation_order.gemms.at("g");
+  ASSERT_GT(split.parts(), kMaxCombineInputs) << outcome.compiled.plan;
+  EXPECT_TRUE(split.half_partials);
+  EXPECT_EQ(split.pass_parts, kMaxCombineInputs);
+  EXPECT_EQ(outcome.differing, 0) << outcome.compiled.plan;
+  EXPECT_EQ(outcome.bad, 0) << outcome.max_error;
+  // Summed in one pass, the reference differs: the roundings are real.
+  graph::SummationOrder one_pass = outcome.compiled.package.summation_order;
+  one_pass.gemms.at("g").pass_parts = 0;
+  const graph::TensorMap data = graph::generate_data(graph, 0);
+  EXPECT_NE(graph::run_reference(graph, data, one_pass).outputs.at("y").bytes,
+            graph::run_reference(graph, data, outcome.compiled.package.summation_order).outputs.at("y").bytes);
+}
+
 TEST(EndToEnd, BiasesAreAdded) {
   for (graph::Precision precision : {graph::Precision::Fp8, graph::Precision::Fp32}) {
     graph::MlpOptions options = small_mlp(precision);

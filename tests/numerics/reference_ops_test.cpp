@@ -326,6 +326,43 @@ TEST(ReferenceGemm, ExplicitKSplitsSumEachRangeInItsOrder) {
   }
 }
 
+// In passes of 3 parts, FP16 partials' running sum is rounded to FP16
+// after parts 3 and 5 (a pass that leaves parts to add), not after the
+// last; FP32 partials are the same in any passes.
+TEST(ReferenceGemm, PassesRoundTheRunningSumOfHalfPartials) {
+  const std::int64_t m = 5, n = 24, k = 96;
+  const auto a = test_values(static_cast<std::size_t>(m * k), 33);
+  const auto b = test_values(static_cast<std::size_t>(k * n), 34);
+  const std::vector<std::int64_t> cuts{0, 16, 32, 48, 64, 80, 96};
+  for (bool half : {false, true}) {
+    KSplit split{cuts, half, {{0, 24, {5, 3, 0, 1, 4, 2}}}};
+    std::vector<float> one_pass(static_cast<std::size_t>(m * n)), passes(one_pass.size());
+    gemm(a, b, one_pass, m, n, k, false, false, split);
+    split.pass_parts = 3;
+    gemm(a, b, passes, m, n, k, false, false, split);
+    std::vector<float> expected(passes.size());
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float total = 0.0f;
+        for (std::size_t o = 0; o < 6; ++o) {
+          const int p = split.orders[0].parts[o];
+          float sum = 0.0f;
+          for (std::int64_t q = cuts[static_cast<std::size_t>(p)]; q < cuts[static_cast<std::size_t>(p) + 1]; ++q)
+            sum = std::fma(a[static_cast<std::size_t>(i * k + q)], b[static_cast<std::size_t>(q * n + j)], sum);
+          total = o == 0 ? (half ? round_to_half(sum) : sum) : total + (half ? round_to_half(sum) : sum);
+          if (half && (o == 2 || o == 4)) total = round_to_half(total);
+        }
+        expected[static_cast<std::size_t>(i * n + j)] = total;
+      }
+    EXPECT_EQ(bits_of(passes), bits_of(expected)) << (half ? "FP16 partials" : "FP32 partials");
+    if (half) {
+      EXPECT_NE(bits_of(passes), bits_of(one_pass)) << "the roundings between passes change nothing";
+    } else {
+      EXPECT_EQ(bits_of(passes), bits_of(one_pass));
+    }
+  }
+}
+
 TEST(ReferenceGemm, BalancedSplitsAreTheKPartsOfGemm) {
   EXPECT_EQ(balanced_k_split(300, 3).cuts, (std::vector<std::int64_t>{0, 96, 192, 300}));
   const std::int64_t m = 3, n = 20, k = 300;
@@ -357,6 +394,7 @@ TEST(ReferenceGemm, InvalidKSplitsAreRejected) {
             "gemm K split: the order of columns [0, 1) names 1 of its 2 parts");
   EXPECT_EQ(message(KSplit{{0, 2, 4}, false, {{0, 2, {1, 0}}, {1, 2, {0, 1}}}}),
             "gemm K split: column range [1, 2) is empty, outside [0, 2) or overlaps another");
+  EXPECT_EQ(message(KSplit{{0, 2, 4}, true, {}, 1}), "gemm K split: passes of 1 parts (0 for one pass, else at least 2)");
 }
 
 // The row kernels' arithmetic: statistics per part (sub-ranges merged),

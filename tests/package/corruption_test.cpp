@@ -62,6 +62,7 @@ struct MinimalBody {
   bool unused_content = false;
   std::uint32_t orders = 0;  // summation orders, each of op "gemm1"
   std::uint8_t order_flags = 0;
+  std::uint8_t order_pass_parts = 0;  // written only with flag bit 1
   std::uint32_t order_part = 0;
   std::uint32_t row_orders = 0;  // row orders, each of op "norm", whole rows
   std::uint32_t row_ranges = 1;
@@ -109,6 +110,7 @@ struct MinimalBody {
     for (std::uint32_t i = 0; i < orders; ++i) {
       out.string("gemm1");
       out.u8(order_flags);
+      if (order_flags & 2) out.u8(order_pass_parts);
       out.u32(2);  // cuts 0, 16
       out.i64(0);
       out.i64(16);
@@ -273,8 +275,13 @@ TEST(Corruption, SummationOrderProblems) {
   const Package one = detail::decode_body(MinimalBody{.orders = 1}.bytes(), kMinimalCounts);
   ASSERT_EQ(one.summation_order.gemms.size(), 1u);
   EXPECT_EQ(one.summation_order.gemms.at("gemm1").cuts, (std::vector<std::int64_t>{0, 16}));
-  EXPECT_EQ(body_error(MinimalBody{.orders = 1, .order_flags = 2}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 164: unknown summation order flags 0x02");
+  EXPECT_EQ(body_error(MinimalBody{.orders = 1, .order_flags = 4}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 164: unknown summation order flags 0x04");
+  const Package passes =
+      detail::decode_body(MinimalBody{.orders = 1, .order_flags = 2, .order_pass_parts = 8}.bytes(), kMinimalCounts);
+  EXPECT_EQ(passes.summation_order.gemms.at("gemm1").pass_parts, 8);
+  EXPECT_EQ(body_error(MinimalBody{.orders = 1, .order_flags = 2, .order_pass_parts = 1}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 165: op 'gemm1' is summed in passes of 1 parts (at least 2)");
   EXPECT_EQ(body_error(MinimalBody{.orders = 1, .order_part = 1}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 209: part 1 of op 'gemm1' does not exist (1 parts)");
   EXPECT_EQ(body_error(MinimalBody{.orders = 2}.bytes(), kMinimalCounts),
