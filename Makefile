@@ -18,7 +18,7 @@ build: bootstrap
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
 # The reference sweep (../shared/workload.md) on the full simulated chip:
-# out/sweep/report.json, report.md and NAME/profile.html per passing case.
+# out/sweep/report.json, report.md and NAME/profile.html per simulated case.
 # Resumes an interrupted sweep; SWEEP_FLAGS=--force runs every case again.
 sweep: build
 	build/$(PRESET)/tilec bench --out out/sweep $(SWEEP_FLAGS)

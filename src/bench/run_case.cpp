@@ -199,9 +199,11 @@ class CaseRunner {
     report.out_of_tolerance = comparison.out_of_tolerance;
     report.nan_mismatches = comparison.nan_mismatches;
     report.infinity_mismatches = comparison.infinity_mismatches;
+    // Outputs out of tolerance still come from a whole run: its profile
+    // shows where the time went all the same.
+    if (!request_.profile_directory.empty()) write_profile_files(profile);
     if (comparison.passed()) {
       report.status = kPass;
-      if (!request_.profile_directory.empty()) write_profile_files(profile);
       return;
     }
     report.status = kFailed;

@@ -3,7 +3,7 @@
 // grid the flags choose, of any built-in workload (the ViT ones by layers
 // instead of blocks), run in parallel and resumable (bench/sweep.h).
 // Writes OUT/report.json (the reference schema), OUT/report.md and a
-// profile page per passing case; prints the table, and with --compare the
+// profile page per simulated case; prints the table, and with --compare the
 // side-by-side against an older report. Exit 1 when a case failed, faulted
 // or stopped with an error (a planner rejection is a result, not a failure).
 #include "bench/case_report.h"
@@ -197,7 +197,7 @@ void add_bench_command(CLI::App& app) {
   add_max_cycles_flag(*command, f.max_cycles);
   add_tolerance_flags(*command, f.tolerance);
   command->add_flag("--force", f.force, "Run every case again, even those finished in --out");
-  command->add_flag("--no-profiles", f.no_profiles, "Write no profile per passing case");
+  command->add_flag("--no-profiles", f.no_profiles, "Write no profile per simulated case");
   command->add_option("--compare", f.compare,
                       "Print cycles, wall time and error side by side with this older report (e.g. "
                       "../shared/reference/seed-sweep.json)")

@@ -173,7 +173,7 @@ void add_run_command(CLI::App& app) {
   command->add_option("--outputs", flags->outputs_dir, "Write the device's outputs as NAME.npy into DIR")
       ->type_name("DIR");
   command->add_option("--profile", flags->profile_dir,
-                      "When the run passes, write its profile (profile.tprof) and page (profile.html) into DIR")
+                      "Once the run completes, passing or not, write its profile (profile.tprof) and page (profile.html) into DIR")
       ->type_name("DIR");
   add_max_cycles_flag(*command, flags->max_cycles);
   add_tolerance_flags(*command, flags->tolerance);

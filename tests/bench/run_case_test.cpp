@@ -192,8 +192,14 @@ TEST(RunCase, OutputsOutOfToleranceFail) {
   for (float& value : values) value += 0.5f;
   y = graph::Tensor::from_floats(y.type, values);
   small.request.reference = [&]() -> const ReferenceOutputs& { return shifted; };
+  const std::string directory = ::testing::TempDir() + "/tilec_run_case_failed_profile";
+  std::filesystem::remove_all(directory);
+  small.request.profile_directory = directory;
   const CaseOutcome outcome = run_case(small.request);
   EXPECT_EQ(outcome.report.status, kFailed);
+  // The run completed: its profile is written all the same.
+  EXPECT_EQ(outcome.report.profile, directory + "/profile.html");
+  EXPECT_EQ(profile::read_profile(directory + "/profile.tprof").cycles, *outcome.report.cycles);
   EXPECT_EQ(outcome.report.returncode, 1);
   EXPECT_EQ(outcome.report.out_of_tolerance, 40 * 32);
   EXPECT_GE(*outcome.report.maximum_absolute_error, 0.45);
