@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilec::profile {
@@ -49,6 +50,11 @@ struct CycleSpan {
   std::uint64_t end = 0;
 };
 CycleSpan renderer_span(const ProfileData& profile);
+
+// A kernel's colour on every page ('#rrggbb'): a hue from a hash of its
+// name, so the same name looks the same whatever else a run holds; never
+// the amber band of exchange.
+std::string kernel_colour(std::string_view name);
 
 // One self-contained HTML page (no network): timeline, kernel breakdown,
 // memory map.

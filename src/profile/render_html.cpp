@@ -12,9 +12,29 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <xxhash.h>
+
+#include <cmath>
 #include <iterator>
 
 namespace tilec::profile {
+
+std::string kernel_colour(std::string_view name) {
+  // Hues 0-360 less the 40 degrees around exchange's amber (38).
+  constexpr double kAmberFrom = 18, kAmberWidth = 40;
+  const std::uint64_t hash = XXH64(name.data(), name.size(), 0);
+  double hue = static_cast<double>(hash % 3200) / 10.0;
+  if (hue >= kAmberFrom) hue += kAmberWidth;
+  // HSL at saturation 0.65 and lightness 0.42: dark enough for white text.
+  constexpr double kSaturation = 0.65, kLightness = 0.42;
+  const double chroma = kSaturation * std::min(kLightness, 1 - kLightness);
+  auto channel = [&](double n) {
+    const double k = std::fmod(n + hue / 30.0, 12.0);
+    const double value = kLightness - chroma * std::max(-1.0, std::min({k - 3, 9 - k, 1.0}));
+    return static_cast<int>(std::lround(255 * value));
+  };
+  return fmt::format("#{:02x}{:02x}{:02x}", channel(0), channel(8), channel(4));
+}
 
 namespace {
 
@@ -67,6 +87,7 @@ std::string page_data(const ProfileData& profile) {
   for (const KernelTotal& kernel : summary.kernels)
     kernels.push_back({{"label", kernel.label},
                        {"name", kernel.name},
+                       {"colour", kernel_colour(kernel.name)},
                        {"calls", kernel.calls},
                        {"worker_cycles", kernel.worker_cycles},
                        {"share", kernel.share}});

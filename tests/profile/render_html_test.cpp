@@ -9,6 +9,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
 namespace tilec::profile {
 namespace {
 
@@ -85,9 +90,45 @@ TEST(RenderHtml, InlinesTheProfilesData) {
   for (std::size_t i = 0; i < summary.kernels.size(); ++i) {
     EXPECT_EQ(data["kernels"][i]["name"], summary.kernels[i].name);
     EXPECT_EQ(data["kernels"][i]["worker_cycles"], summary.kernels[i].worker_cycles);
+    EXPECT_EQ(data["kernels"][i]["colour"], kernel_colour(summary.kernels[i].name));
   }
   ASSERT_EQ(data["regions"].size(), profile.regions.size());
   EXPECT_EQ(data["regions"][0]["name"], profile.regions[0].name);
+}
+
+// The hue of '#rrggbb', in degrees.
+double hue_of(const std::string& colour) {
+  const double r = std::stoi(colour.substr(1, 2), nullptr, 16) / 255.0, g = std::stoi(colour.substr(3, 2), nullptr, 16) / 255.0,
+               b = std::stoi(colour.substr(5, 2), nullptr, 16) / 255.0;
+  const double high = std::max({r, g, b}), low = std::min({r, g, b}), range = high - low;
+  const double hue = high == r ? std::fmod((g - b) / range, 6.0) : high == g ? (b - r) / range + 2 : (r - g) / range + 4;
+  return std::fmod(60 * hue + 360, 360);
+}
+
+// A kernel's colour depends on its name alone (so pages of different runs
+// agree), names spread over the hues, and none is exchange's amber.
+TEST(RenderHtml, KernelColoursComeFromTheirNames) {
+  ProfileData profile = testing::mlp_profile();
+  const nlohmann::json before = page_data(render_html(profile));
+  // Another run: the busiest kernel's name and the quietest's swapped, so
+  // each name changes rank.
+  ASSERT_GE(before["kernels"].size(), 2u);
+  std::swap(profile.events.labels[before["kernels"].front()["label"].get<std::size_t>()],
+            profile.events.labels[before["kernels"].back()["label"].get<std::size_t>()]);
+  const nlohmann::json after = page_data(render_html(profile));
+  ASSERT_EQ(after["kernels"].front()["name"], before["kernels"].back()["name"]);
+  std::map<std::string, std::string> colours;
+  for (const nlohmann::json& kernel : before["kernels"]) colours[kernel["name"]] = kernel["colour"];
+  for (const nlohmann::json& kernel : after["kernels"]) EXPECT_EQ(colours.at(kernel["name"]), kernel["colour"]);
+  std::set<std::string> distinct;
+  for (int i = 0; i < 200; ++i) {
+    const std::string colour = kernel_colour(fmt::format("combine_{}", i));
+    ASSERT_THAT(colour, ::testing::MatchesRegex("#[0-9a-f]{6}"));
+    const double hue = hue_of(colour);
+    EXPECT_TRUE(hue < 18 || hue > 58) << colour << " hue " << hue;
+    distinct.insert(colour);
+  }
+  EXPECT_GT(distinct.size(), 150u);
 }
 
 TEST(RenderHtml, NamesCannotBreakOutOfTheScript) {
