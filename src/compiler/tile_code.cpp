@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
 
 namespace tilec::compiler {
@@ -16,9 +17,14 @@ namespace {
 using isa::Instruction;
 using isa::Opcode;
 
-constexpr int kScratchAddress = 1, kScratchLength = 2, kScratchPeer = 3, kScratchBlock = 4;
+constexpr int kScratchAddress = 1, kScratchLength = 2, kScratchPeer = 3;
 constexpr int kEntry = 5, kBlock = 6, kPatternRun = 7, kPatternStride = 8;
 constexpr int kIteration = 11, kChunk = 12, kIterationsLeft = 13, kChunksLeft = 14;
+// Once a phase's exchange is issued its registers are free: while the
+// phase's tasks start, they hold the moving addresses the argument blocks
+// are patched with.
+constexpr std::array<int, 7> kHeldAddresses{2, 3, 4, 7, 8, 9, 10};
+constexpr std::int64_t kMostAddiStep = 32767;
 
 Instruction make(Opcode opcode, std::initializer_list<std::int32_t> operands) {
   Instruction instruction{opcode, {}};
@@ -138,18 +144,48 @@ class SupervisorEmitter {
       TILEC_CHECK(symbol, "kernel '{}' is not in the library", task.kernel);
       set_cached(kEntry, symbol->address, entry);
       const auto& blocks = arguments_.block_addresses.at(position);
+      HeldAddresses held;
       for (std::size_t worker = 0; worker < task.worker_arguments.size(); ++worker) {
         const auto& words = task.worker_arguments[worker];
         set(kBlock, blocks[worker]);
         for (std::size_t word = 0; word < words.size(); ++word) {
           if (!words[word].is_address() || !words[word].place.varies()) continue;
-          address(kScratchAddress, words[word].place);
-          instruction(make(Opcode::Stw, {kScratchAddress, kBlock, static_cast<std::int32_t>(word * 4)}));
+          const int reg = moving_address(words[word].place, held);
+          instruction(make(Opcode::Stw, {reg, kBlock, static_cast<std::int32_t>(word * 4)}));
         }
         instruction(make(Opcode::Run, {kEntry, kBlock}));
       }
       instruction(make(Opcode::Wsync, {}));
     }
+  }
+
+  // The moving places a task's patches have put in registers: the first
+  // place of each buffer and stride, by the held register.
+  struct HeldAddress {
+    Place place;
+    int reg;
+  };
+  using HeldAddresses = std::vector<HeldAddress>;
+
+  // A register holding `place`'s address now: one already holding it, or
+  // a step from one holding the same buffer's (addi), or a new one loaded
+  // (kScratchAddress once every held register is taken). Keyed by place,
+  // not address, so sizing (every address 0) emits as many bundles.
+  int moving_address(const Place& place, HeldAddresses& held) {
+    for (const HeldAddress& h : held) {
+      if (h.place.buffer != place.buffer || h.place.chunk_stride != place.chunk_stride ||
+          h.place.iteration_stride != place.iteration_stride)
+        continue;
+      const std::int64_t step = static_cast<std::int64_t>(place.offset) - h.place.offset;
+      if (step == 0) return h.reg;
+      if (step < -kMostAddiStep || step > kMostAddiStep) continue;
+      instruction(make(Opcode::Addi, {kScratchAddress, h.reg, static_cast<std::int32_t>(step)}));
+      return kScratchAddress;
+    }
+    const int reg = held.size() < kHeldAddresses.size() ? kHeldAddresses[held.size()] : kScratchAddress;
+    address(reg, place);
+    if (reg != kScratchAddress) held.push_back({place, reg});
+    return reg;
   }
 
   // The tile's tasks of a phase: (task, its position among the tile's).

@@ -15,7 +15,9 @@
 // Supervisor registers: $m1-$m4 scratch, $m5 kernel entry, $m6 argument
 // block, $m7 and $m8 an exchange pattern's run and stride (xpat before a
 // patterned send or recv), $m11 iteration offset, $m12 chunk offset, $m13
-// iterations left, $m14 chunks left.
+// iterations left, $m14 chunks left. While a phase's tasks start, $m2-$m4
+// and $m7-$m10 hold the moving addresses their argument blocks are patched
+// with, each loaded once per task.
 //
 // size_tile_code emits every program once with storage still unplaced
 // (every address encodes in the same number of bundles, so sizes are

@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
+#include <regex>
 
 namespace tilec::compiler {
 namespace {
@@ -114,6 +116,27 @@ TEST(EndToEnd, ChunkedPlansProcessEveryRow) {
   EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
   EXPECT_NE(outcome.compiled.plan.find("3 chunks"), std::string::npos) << outcome.compiled.plan;
+}
+
+// A task's workers patch the same moving bases into their argument blocks:
+// each base's address is loaded once into a register of its own (an add of
+// the chunk offset $m12 into it), then stored into every worker's block.
+TEST(EndToEnd, ATasksWorkersShareTheirMovingAddresses) {
+  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp8);
+  mlp.tokens = 100;
+  CompileOptions options = on_tiles(16);
+  options.chunks = 3;
+  options.dump_after = "emit_tile_code";
+  Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+  EXPECT_EQ(outcome.differing, 0) << outcome.compiled.plan;
+  const std::string& dump = outcome.compiled.dump;
+  const std::string tile0 = dump.substr(0, dump.find("supervisor program of tile 1"));
+  const std::regex held_load(R"(add \$m([2-9]|10), \$m\1, \$m12)");
+  const auto loads = std::distance(std::sregex_iterator(tile0.begin(), tile0.end(), held_load), std::sregex_iterator());
+  std::size_t patches = 0;
+  for (std::size_t at = tile0.find(" stw "); at != std::string::npos; at = tile0.find(" stw ", at + 1)) ++patches;
+  EXPECT_GT(loads, 0) << tile0;
+  EXPECT_LT(static_cast<std::size_t>(loads), patches) << tile0;
 }
 
 TEST(EndToEnd, WideReductionsChainTheirPasses) {
