@@ -19,6 +19,14 @@
 namespace tilec::compiler {
 namespace {
 
+// y = x W in FP16 (x [rows, k] a host input, W [k, n]); returns x.
+graph::ValueId add_one_gemm(graph::GraphBuilder& b, const char* name, std::int64_t rows, std::int64_t k, std::int64_t n) {
+  const StorageType f16{ElementType::F16, 0};
+  graph::ValueId x = b.input("x", {{rows, k}, f16});
+  b.output("y", b.gemm(name, x, b.parameter("W", {{k, n}, f16}), f16));
+  return x;
+}
+
 TEST(EndToEnd, SmallFp8MlpMatchesTheReference) {
   expect_matches(graph::build_workload("mlp", small_mlp(graph::Precision::Fp8)), on_tiles(16));
 }
@@ -66,11 +74,8 @@ TEST(EndToEnd, Fp16AndFp32MlpsMatchTheReference) {
 // adds at once are summed in passes whose running sums round to FP16, and
 // the plan-order reference rounds where the device does.
 TEST(EndToEnd, HalfPartialSumsInPassesMatchThePlanOrder) {
-  const StorageType f16{ElementType::F16, 0};
   graph::GraphBuilder b;
-  graph::ValueId x = b.input("x", {{16, 4096}, f16});
-  graph::ValueId w = b.parameter("W", {{4096, 16}, f16});
-  b.output("y", b.gemm("g", x, w, f16));
+  add_one_gemm(b, "g", 16, 4096, 16);
   const graph::Graph graph = b.finish();
   CompileOptions options = on_tiles(16);
   options.fp16_partials_anywhere = true;
@@ -570,10 +575,7 @@ TEST(EndToEnd, OutputsThatAreHostInputsAreCopies) {
   const StorageType f16{ElementType::F16, 0};
   {
     graph::GraphBuilder b;
-    graph::ValueId x = b.input("x", {{24, 32}, f16});
-    graph::ValueId w = b.parameter("W", {{32, 16}, f16});
-    b.output("y", b.gemm("gemm", x, w, f16));
-    b.output("x_copy", x);
+    b.output("x_copy", add_one_gemm(b, "gemm", 24, 32, 16));
     expect_matches(b.finish(), on_tiles(16));
   }
   {
