@@ -42,11 +42,15 @@ class GroupPhaseScheduler {
       auto& list = receives[static_cast<std::size_t>(tile)];
       order_receives(lir_, list);
       std::uint32_t time = kIssue * kPhasePrologueBundles;
+      std::vector<ActionCode> codes;
       for (int index : list) {
         ExchangeAction action{ExchangeAction::Kind::Receive, index, absolute(lir_.transfers[static_cast<std::size_t>(index)].source_tile), 0};
-        time += kIssue * static_cast<std::uint32_t>(exchange_action_code(action, lir_.transfers[static_cast<std::size_t>(index)], registers[static_cast<std::size_t>(tile)]).bundles);
+        codes.push_back(exchange_action_code(action, lir_.transfers[static_cast<std::size_t>(index)], registers[static_cast<std::size_t>(tile)]));
+        time += kIssue * static_cast<std::uint32_t>(codes.back().bundles);
         actions(tile).push_back(action);
       }
+      // Each loop's rpti issues before its receives.
+      time += kIssue * static_cast<std::uint32_t>(receive_loops(codes).size());
       armed[static_cast<std::size_t>(tile)] = time;
     }
     // Sends: greedy, earliest feasible start first. A tile may send in any
@@ -174,6 +178,28 @@ void order_receives(const Lir& lir, std::vector<int>& receives) {
   std::stable_sort(receives.begin(), receives.end(), [&](int a, int b) {
     return lir.transfers[static_cast<std::size_t>(a)].source_tile < lir.transfers[static_cast<std::size_t>(b)].source_tile;
   });
+}
+
+std::vector<ReceiveLoop> receive_loops(const std::vector<ActionCode>& codes) {
+  // Receive k's recv is a recvn of step p when receive k + 1 steps it; it
+  // runs on into receive k + 1's when that one sets nothing up.
+  auto steps_by = [&](std::size_t k) -> std::optional<std::int32_t> {
+    if (k + 1 >= codes.size() || !codes[k + 1].step_previous) return std::nullopt;
+    return codes[k + 1].peer_step;
+  };
+  std::vector<ReceiveLoop> loops;
+  std::size_t first = 0;
+  while (first < codes.size()) {
+    std::size_t last = first;
+    const std::optional<std::int32_t> step = steps_by(first);
+    while (step && last + 1 < codes.size() && codes[last + 1].bundles == 1 && steps_by(last + 1) == step &&
+           static_cast<int>(last - first + 1) < kMostLoopedReceives)
+      ++last;
+    const int count = static_cast<int>(last - first + 1);
+    if (count >= kLoopedReceives) loops.push_back({first, count});
+    first = last + 1;
+  }
+  return loops;
 }
 
 ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers) {

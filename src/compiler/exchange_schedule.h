@@ -73,6 +73,19 @@ struct ActionCode {
   int bundles = 0;
 };
 
+// Identical stepping receives one after another (the same length and peer
+// step, nothing set up between them) are armed in a hardware loop of one
+// bundle, `rpti count, 1` before the recvn, once at least kLoopedReceives
+// run together: count - 2 bundles less code, one bundle more time.
+constexpr int kLoopedReceives = 3;
+constexpr int kMostLoopedReceives = 4095;  // rpti's count
+struct ReceiveLoop {
+  std::size_t first = 0;  // of a tile's receives in a phase, in arming order
+  int count = 0;
+};
+// The loops of a tile's receives, from their codes in arming order.
+std::vector<ReceiveLoop> receive_loops(const std::vector<ActionCode>& codes);
+
 // A tile's receives of one phase in the order it arms them: by source, then
 // in the source's order (which keeps each source's receives in its send
 // order).

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -224,6 +225,8 @@ std::vector<Instruction> exchange_instructions(const TileCodeContext& context, i
   ExchangeRegisters registers;
   const Lir& lir = context.lir;
   std::size_t previous = 0;  // the last send or recv
+  std::vector<ActionCode> receive_codes;
+  std::vector<std::size_t> receive_at;  // each receive's recv in `code`
   for (const ExchangeAction& action : context.exchanges.actions[static_cast<std::size_t>(phase)][static_cast<std::size_t>(tile)]) {
     const Transfer& transfer = lir.transfers[static_cast<std::size_t>(action.transfer)];
     const bool send = action.kind == ExchangeAction::Kind::Send;
@@ -253,8 +256,23 @@ std::vector<Instruction> exchange_instructions(const TileCodeContext& context, i
       code.push_back(make(Opcode::Send, {kScratchAddress, kScratchLength, kScratchPeer}));
     } else {
       code.push_back(make(Opcode::Recv, {kScratchAddress, kScratchLength, kScratchPeer}));
+      receive_codes.push_back(plan);
+      receive_at.push_back(code.size() - 1);
     }
     previous = code.size() - 1;
+  }
+  // Runs of identical recvn become one in a hardware loop (last run first,
+  // so earlier positions hold).
+  const std::vector<ReceiveLoop> loops = receive_loops(receive_codes);
+  for (auto loop = loops.rbegin(); loop != loops.rend(); ++loop) {
+    const std::size_t begin = receive_at[loop->first];
+    const std::size_t end = begin + static_cast<std::size_t>(loop->count);
+    TILEC_CHECK(receive_at[loop->first + static_cast<std::size_t>(loop->count) - 1] == end - 1 &&
+                    std::all_of(code.begin() + static_cast<std::ptrdiff_t>(begin), code.begin() + static_cast<std::ptrdiff_t>(end),
+                                [&](const Instruction& i) { return i.opcode == Opcode::Recvn && i == code[begin]; }),
+                "tile {} phase {}: a receive loop over unlike instructions", tile, phase);
+    code.erase(code.begin() + static_cast<std::ptrdiff_t>(begin) + 1, code.begin() + static_cast<std::ptrdiff_t>(end));
+    code.insert(code.begin() + static_cast<std::ptrdiff_t>(begin), make(Opcode::Rpti, {loop->count, 1}));
   }
   return code;
 }

@@ -150,9 +150,12 @@ TEST(EndToEnd, WideReductionsChainTheirPasses) {
   mlp.hidden = 512;
   CompileOptions options = on_tiles(64);
   options.groups = 1;
+  options.dump_after = "emit_tile_code";
   Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
   EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
+  // A tile taking partial sums from a row of peers arms them in a loop.
+  EXPECT_NE(outcome.compiled.dump.find("rpti"), std::string::npos) << outcome.compiled.plan;
 }
 
 

@@ -74,5 +74,43 @@ TEST(ExchangeSchedule, SendsToOneReceiverKeepTheirOrder) {
     }
 }
 
+// Receive codes in arming order: the first sets everything up; `steps`
+// more each step the one before to the next peer by `step`.
+std::vector<ActionCode> stepping_receives(int steps, std::int32_t step) {
+  std::vector<ActionCode> codes{ActionCode{.set_address = true, .set_length = true, .set_peer = true, .bundles = 4}};
+  for (int i = 0; i < steps; ++i) codes.push_back(ActionCode{.step_previous = true, .peer_step = step, .bundles = 1});
+  return codes;
+}
+
+// Receive k is a recvn of the step receive k + 1 gives it; identical ones
+// that nothing separates form a loop once there are kLoopedReceives.
+TEST(ReceiveLoops, IdenticalSteppingReceivesLoop) {
+  // Receives 0-3 are `recvn ..., 1`; receive 4 a plain recv.
+  std::vector<ReceiveLoop> loops = receive_loops(stepping_receives(4, 1));
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].first, 0u);
+  EXPECT_EQ(loops[0].count, 4);
+  // Two recvn alone are not worth a loop.
+  EXPECT_TRUE(receive_loops(stepping_receives(2, 1)).empty());
+  // A receive that sets its length up splits the run: 0-1 and 2-4, of which
+  // only the second is long enough.
+  std::vector<ActionCode> split = stepping_receives(6, 1);
+  split[2].set_length = true;
+  split[2].bundles = 2;
+  loops = receive_loops(split);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].first, 2u);
+  EXPECT_EQ(loops[0].count, 4);
+  // Another step is another instruction: 0-2 step 1, 3-6 step -2.
+  std::vector<ActionCode> turns = stepping_receives(7, 1);
+  for (std::size_t k = 4; k < turns.size(); ++k) turns[k].peer_step = -2;
+  loops = receive_loops(turns);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[0].first, 0u);
+  EXPECT_EQ(loops[0].count, 3);
+  EXPECT_EQ(loops[1].first, 3u);
+  EXPECT_EQ(loops[1].count, 4);
+}
+
 }  // namespace
 }  // namespace tilec::compiler
