@@ -169,6 +169,37 @@ class Driver {
     return std::nullopt;
   }
 
+  ExchangePlan schedule(const Lir& lir, const MachineModel& machine, bool loop_receives) {
+    ExchangePlan exchanges;
+    {
+      Span span("schedule_provisional_exchanges");
+      exchanges = schedule_exchanges(lir, machine, loop_receives);
+    }
+    dump("schedule_provisional_exchanges", [&] { return dump_exchanges(lir, exchanges, 0); });
+    return exchanges;
+  }
+
+  // Stages size_tile_code and place_storage: the exact memory map.
+  MemoryMap place_code_and_storage(Lir& lir, const ExchangePlan& exchanges, const isa::Image& image,
+                                   const MachineModel& machine) {
+    CodeSizes sizes;
+    {
+      Span span("size_tile_code");
+      sizes = size_tile_code(TileCodeContext{lir, exchanges, image, machine, nullptr});
+    }
+    dump("size_tile_code", [&] {
+      return fmt::format("supervisor code {} bytes, argument blocks {} bytes (the largest over tiles)\n", sizes.code,
+                         sizes.arguments);
+    });
+    MemoryMap map;
+    {
+      Span span("place_storage");
+      map = place_storage(lir, image_bytes(image), sizes.code, sizes.arguments, machine);
+    }
+    dump("place_storage", [&] { return dump_lir(lir); });
+    return map;
+  }
+
   void log(std::string line) { log_.push_back(std::move(line)); }
 
   // Keeps the text of `make()` when `stage` is the one to dump (the last
@@ -219,12 +250,7 @@ class Driver {
     }
     dump("place_provisional_storage", [&] { return dump_lir(lir); });
     if (!fits(provisional, lir, plan, "provisional")) return std::nullopt;
-    ExchangePlan exchanges;
-    {
-      Span span("schedule_provisional_exchanges");
-      exchanges = schedule_exchanges(lir, machine);
-    }
-    dump("schedule_provisional_exchanges", [&] { return dump_exchanges(lir, exchanges, 0); });
+    ExchangePlan exchanges = schedule(lir, machine, options_.loop_receives);
     KernelLibrary library;
     {
       Span span("plan_kernels");
@@ -243,21 +269,13 @@ class Driver {
       image = link_runtime({&runtime_, &variants}, machine);
     }
     dump("link_runtime", [&] { return image_summary(image); });
-    CodeSizes sizes;
-    {
-      Span span("size_tile_code");
-      sizes = size_tile_code(TileCodeContext{lir, exchanges, image, machine, nullptr});
+    MemoryMap map = place_code_and_storage(lir, exchanges, image, machine);
+    // Receive runs in loops: less code for a bundle more time each, where
+    // the code would not fit without.
+    if (!exchanges.loop_receives && (map.peak_bytes(machine) > options_.budget() || !map.fits_classes)) {
+      exchanges = schedule(lir, machine, true);
+      map = place_code_and_storage(lir, exchanges, image, machine);
     }
-    dump("size_tile_code", [&] {
-      return fmt::format("supervisor code {} bytes, argument blocks {} bytes (the largest over tiles)\n", sizes.code,
-                         sizes.arguments);
-    });
-    MemoryMap map;
-    {
-      Span span("place_storage");
-      map = place_storage(lir, image_bytes(image), sizes.code, sizes.arguments, machine);
-    }
-    dump("place_storage", [&] { return dump_lir(lir); });
     if (!fits(map, lir, plan, "exact")) return std::nullopt;
     const TileCodeContext context{lir, exchanges, image, machine, &map};
     ExchangeCode exchange;

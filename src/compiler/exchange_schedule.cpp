@@ -50,7 +50,7 @@ class GroupPhaseScheduler {
         actions(tile).push_back(action);
       }
       // Each loop's rpti issues before its receives.
-      time += kIssue * static_cast<std::uint32_t>(receive_loops(codes).size());
+      if (plan_.loop_receives) time += kIssue * static_cast<std::uint32_t>(receive_loops(codes).size());
       armed[static_cast<std::size_t>(tile)] = time;
     }
     // Sends: greedy, earliest feasible start first. A tile may send in any
@@ -253,8 +253,9 @@ ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& tr
   return code;
 }
 
-ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine) {
+ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine, bool loop_receives) {
   ExchangePlan plan;
+  plan.loop_receives = loop_receives;
   const GroupPlan& groups = lir.mid->groups;
   plan.actions.assign(static_cast<std::size_t>(lir.phases),
                       std::vector<std::vector<ExchangeAction>>(machine.tiles));

@@ -76,7 +76,8 @@ struct ActionCode {
 // Identical stepping receives one after another (the same length and peer
 // step, nothing set up between them) are armed in a hardware loop of one
 // bundle, `rpti count, 1` before the recvn, once at least kLoopedReceives
-// run together: count - 2 bundles less code, one bundle more time.
+// run together: count - 2 bundles less code, one bundle more time (so a
+// plan loops them only when its code does not fit otherwise).
 constexpr int kLoopedReceives = 3;
 constexpr int kMostLoopedReceives = 4095;  // rpti's count
 struct ReceiveLoop {
@@ -99,8 +100,9 @@ struct ExchangePlan {
   std::vector<std::vector<std::vector<ExchangeAction>>> actions;
   std::vector<std::vector<std::uint32_t>> groups;
   std::vector<std::uint32_t> phase_cycles;  // the longest tile's exchange time per phase
+  bool loop_receives = false;  // receive runs armed in loops (receive_loops)
 };
 
-ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine);
+ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine, bool loop_receives);
 
 }  // namespace tilec::compiler

@@ -24,11 +24,14 @@ struct CompileOptions {
   // Every GEMM splits its rows into this many parts, storing each weight
   // block once and gathering it (tests and experiments); unset = search.
   std::optional<int> row_parts;
-  // Partial sums in FP16 wherever a GEMM's result is FP16 and one pass sums
-  // them, even where FP32 keeps results closer to the reference (a repeat
-  // body, an FP8 cast later): the driver asks for it when no plan fits
-  // otherwise.
+  // Partial sums in FP16 wherever a GEMM's result is FP16, even where FP32
+  // keeps results closer to the reference (a repeat body, an FP8 cast
+  // later): the driver asks for it when no plan fits otherwise.
   bool fp16_partials_anywhere = false;
+  // Runs of identical receives armed in hardware loops (less code, a bundle
+  // more time each): the driver asks for it for a plan whose code does not
+  // fit otherwise.
+  bool loop_receives = false;
   // A stage name: the compile result carries a text dump of the IR as that
   // stage left it (--dump-after). Empty = no dump.
   std::string dump_after;

@@ -263,7 +263,8 @@ std::vector<Instruction> exchange_instructions(const TileCodeContext& context, i
   }
   // Runs of identical recvn become one in a hardware loop (last run first,
   // so earlier positions hold).
-  const std::vector<ReceiveLoop> loops = receive_loops(receive_codes);
+  const std::vector<ReceiveLoop> loops =
+      context.exchanges.loop_receives ? receive_loops(receive_codes) : std::vector<ReceiveLoop>{};
   for (auto loop = loops.rbegin(); loop != loops.rend(); ++loop) {
     const std::size_t begin = receive_at[loop->first];
     const std::size_t end = begin + static_cast<std::size_t>(loop->count);

@@ -151,11 +151,20 @@ TEST(EndToEnd, WideReductionsChainTheirPasses) {
   CompileOptions options = on_tiles(64);
   options.groups = 1;
   options.dump_after = "emit_tile_code";
-  Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
+  const graph::Graph graph = graph::build_workload("mlp", mlp);
+  Outcome outcome = compile_and_run(graph, options);
   EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
   EXPECT_EQ(outcome.bad, 0) << outcome.compiled.plan;
-  // A tile taking partial sums from a row of peers arms them in a loop.
-  EXPECT_NE(outcome.compiled.dump.find("rpti"), std::string::npos) << outcome.compiled.plan;
+  // Where the code fits, receives are armed one by one (a loop costs time).
+  EXPECT_EQ(outcome.compiled.dump.find("rpti"), std::string::npos) << outcome.compiled.plan;
+  // Looped, the tile taking partial sums from a row of peers arms them in
+  // one instruction: less code, the same results.
+  options.loop_receives = true;
+  Outcome looped = compile_and_run(graph, options);
+  EXPECT_NE(looped.compiled.dump.find("rpti"), std::string::npos) << looped.compiled.plan;
+  EXPECT_EQ(looped.compiled.plan, outcome.compiled.plan);
+  EXPECT_LT(looped.compiled.peak_bytes, outcome.compiled.peak_bytes);
+  EXPECT_EQ(looped.differing, 0) << looped.compiled.plan;
 }
 
 

@@ -44,7 +44,7 @@ TEST(ExchangeSchedule, AllToAllTakesOneRoundPerPeer) {
     for (int destination = 0; destination < kTiles; ++destination)
       if (destination != source) group.transfer(source, {destination}, kBytes);
   const MachineModel machine = ipu21_cut(16);
-  const ExchangePlan plan = schedule_exchanges(group.lir, machine);
+  const ExchangePlan plan = schedule_exchanges(group.lir, machine, false);
   const std::uint32_t round = kBytes / 4;
   EXPECT_GE(plan.phase_cycles[0], (kTiles - 1) * round);
   // Rounds, plus set-up and latency: well under one extra round per peer.
@@ -60,7 +60,7 @@ TEST(ExchangeSchedule, SendsToOneReceiverKeepTheirOrder) {
   group.transfer(2, {3}, 64);       // 2: could go at once
   group.transfer(2, {0, 3}, 64);    // 3: multicast, after both
   group.transfer(2, {0}, 128);      // 4: last to 0
-  const ExchangePlan plan = schedule_exchanges(group.lir, ipu21_cut(16));
+  const ExchangePlan plan = schedule_exchanges(group.lir, ipu21_cut(16), false);
   std::vector<int> order;
   for (const ExchangeAction& action : plan.actions[0][2])
     if (action.kind == ExchangeAction::Kind::Send) order.push_back(action.transfer);

@@ -119,7 +119,7 @@ struct Lowered {
 
 Lowered lower(const Lir& lir, const MachineModel& machine) {
   Lowered lowered;
-  lowered.plan = schedule_exchanges(lir, machine);
+  lowered.plan = schedule_exchanges(lir, machine, false);
   lowered.map.code_address = machine.standard.begin;
   lowered.map.arguments_address = machine.standard.begin + 0x8000;
   const isa::Image library;
