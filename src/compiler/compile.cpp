@@ -158,6 +158,7 @@ class Driver {
     log(fmt::format("search: {} plans considered, {} on the Pareto front", search.plans_considered, search.front.size()));
     AttemptOrder order(options_.budget());
     int attempts = 0;
+    fits_with_loops_ = nullptr;
     for (const PlanChoice& choice : search.front) {
       if (order.exhausted()) break;
       if (!order.worth_building(choice.estimate.peak_bytes, &choice == &search.front.back())) continue;
@@ -165,8 +166,19 @@ class Driver {
       if (std::optional<CompileResult> result = attempt(choice, machine)) return result;
       order.rejected(choice.estimate.peak_bytes, last_rejected_peak_);
     }
+    if (fits_with_loops_) {
+      log("no plan fits with every receive armed on its own; arming runs of them in loops");
+      options_.loop_receives = true;
+      std::optional<CompileResult> result = attempt(*fits_with_loops_, machine);
+      options_.loop_receives = false;
+      return result;
+    }
     if (attempts == 0 && search.smallest) attempt(*search.smallest, machine);
     return std::nullopt;
+  }
+
+  bool fits_budget(const MemoryMap& map) const {
+    return map.fits_classes && map.peak_bytes(options_.machine) <= options_.budget();
   }
 
   ExchangePlan schedule(const Lir& lir, const MachineModel& machine, bool loop_receives) {
@@ -270,13 +282,14 @@ class Driver {
     }
     dump("link_runtime", [&] { return image_summary(image); });
     MemoryMap map = place_code_and_storage(lir, exchanges, image, machine);
-    // Receive runs in loops: less code for a bundle more time each, where
-    // the code would not fit without.
-    if (!exchanges.loop_receives && (map.peak_bytes(machine) > options_.budget() || !map.fits_classes)) {
-      exchanges = schedule(lir, machine, true);
-      map = place_code_and_storage(lir, exchanges, image, machine);
+    if (!fits(map, lir, plan, "exact")) {
+      // Receive runs in loops save code for a bundle of time each: a plan
+      // that fits only so is built once no plan fits without them.
+      if (!exchanges.loop_receives && !fits_with_loops_ &&
+          fits_budget(place_code_and_storage(lir, schedule(lir, machine, true), image, machine)))
+        fits_with_loops_ = &choice;
+      return std::nullopt;
     }
-    if (!fits(map, lir, plan, "exact")) return std::nullopt;
     const TileCodeContext context{lir, exchanges, image, machine, &map};
     ExchangeCode exchange;
     {
@@ -328,6 +341,7 @@ class Driver {
   isa::Object runtime_;
   Chain chain_;
   GemmCandidates candidates_;
+  const PlanChoice* fits_with_loops_ = nullptr;  // the first plan that fits only with receive loops
   std::vector<std::string> log_;
   std::string dump_;
   Rejection best_rejection_;

@@ -29,8 +29,8 @@ struct CompileOptions {
   // later): the driver asks for it when no plan fits otherwise.
   bool fp16_partials_anywhere = false;
   // Runs of identical receives armed in hardware loops (less code, a bundle
-  // more time each): the driver asks for it for a plan whose code does not
-  // fit otherwise.
+  // more time each): the driver asks for it when no plan fits otherwise,
+  // for the first plan that fits so.
   bool loop_receives = false;
   // A stage name: the compile result carries a text dump of the IR as that
   // stage left it (--dump-after). Empty = no dump.
