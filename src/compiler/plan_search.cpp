@@ -6,11 +6,13 @@
 #include "compiler/attention_candidates.h"
 #include "compiler/row_candidates.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -707,8 +709,17 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
   const std::int64_t unit = row_unit_panels(chain);
   const std::int64_t units = ceil_div(panels, unit);
   const std::int64_t iterations = chain.repeat ? chain.repeat->count : 1;
-  std::vector<PlanChoice> all;
-  for (int group_size : group_sizes) {
+  // Each group size searches on its own (in parallel); merged in group
+  // size order, the result is the same whatever the thread count.
+  struct GroupSizePlans {
+    std::vector<PlanChoice> plans;
+    std::optional<PlanChoice> smallest;
+    int considered = 0;
+  };
+  std::vector<GroupSizePlans> parts(group_sizes.size());
+  parallel_for(0, group_sizes.size(), [&](std::size_t position) {
+    const int group_size = group_sizes[position];
+    GroupSizePlans& part = parts[position];
     int groups = tiles / group_size;
     std::int64_t units_per_group = ceil_div(units, groups);
     LayoutTable layouts;
@@ -761,7 +772,7 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         }
       }
       for (Label& label : run_program(context, layouts)) {
-        ++search.plans_considered;
+        ++part.considered;
         PlanChoice choice;
         choice.group_size = group_size;
         choice.groups = groups;
@@ -800,8 +811,8 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
             choice.estimate.cycles += static_cast<double>(iterations * chunks) * static_cast<double>(stride) / 4;
           }
         }
-        if (!search.smallest || choice.estimate.peak_bytes < search.smallest->estimate.peak_bytes)
-          search.smallest = choice;
+        if (!part.smallest || choice.estimate.peak_bytes < part.smallest->estimate.peak_bytes)
+          part.smallest = choice;
         // Staged weights fill standard memory to the byte, so a staged
         // plan's estimate (standard memory plus its data) already says
         // whether its data fit; the driver weighs it like any other.
@@ -809,10 +820,17 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
             code > options.machine.standard.bytes())
           continue;
         fits |= choice.estimate.peak_bytes <= options.budget();
-        all.push_back(std::move(choice));
+        part.plans.push_back(std::move(choice));
       }
       if (fits || fitting > 0) ++fitting;
     }
+  });
+  std::vector<PlanChoice> all;
+  for (GroupSizePlans& part : parts) {
+    search.plans_considered += part.considered;
+    if (part.smallest && (!search.smallest || part.smallest->estimate.peak_bytes < search.smallest->estimate.peak_bytes))
+      search.smallest = std::move(part.smallest);
+    for (PlanChoice& choice : part.plans) all.push_back(std::move(choice));
   }
   std::sort(all.begin(), all.end(), [](const PlanChoice& a, const PlanChoice& b) {
     return std::tie(a.estimate.cycles, a.estimate.peak_bytes) < std::tie(b.estimate.cycles, b.estimate.peak_bytes);
