@@ -1,8 +1,9 @@
-// `tilec profile query|render|export`: read a profile file (.tprof,
-// docs/profile-format.md) and summarise it, render it as one HTML page, or
-// export it as a Chrome trace.
+// `tilec profile query|render|export|compare`: read a profile file (.tprof,
+// docs/profile-format.md) and summarise it, render it as one HTML page,
+// export it as a Chrome trace, or compare it with another.
 #include "cli/commands.h"
 #include "cli/usage_errors.h"
+#include "profile/compare.h"
 #include "profile/profile.h"
 #include "profile/query_report.h"
 #include "profile/summary.h"
@@ -23,6 +24,7 @@ namespace {
 
 struct ProfileCommandOptions {
   std::string profile;
+  std::string other;  // compare: B
   std::string output;
   bool json = false;
   std::size_t top = 10;
@@ -64,6 +66,17 @@ void export_trace(const ProfileCommandOptions& options) {
   write_text(options.output, profile::chrome_trace(profile::read_profile(options.profile)));
 }
 
+void compare(const ProfileCommandOptions& options) {
+  if (!options.output.empty()) check_output_file("-o", options.output);
+  const profile::Comparison comparison =
+      profile::compare_profiles(profile::read_profile(options.profile), profile::read_profile(options.other));
+  if (!options.output.empty()) write_text(options.output, profile::comparison_html(comparison));
+  if (options.json)
+    fmt::print("{}\n", profile::comparison_json(comparison).dump(2));
+  else
+    fmt::print("{}", profile::comparison_text(comparison));
+}
+
 CLI::App* add_profile_subcommand(CLI::App& group, const char* name, const char* description,
                                  std::shared_ptr<ProfileCommandOptions>& options) {
   options = std::make_shared<ProfileCommandOptions>();
@@ -75,14 +88,14 @@ CLI::App* add_profile_subcommand(CLI::App& group, const char* name, const char* 
 }  // namespace
 
 void add_profile_commands(CLI::App& app) {
-  CLI::App* group = app.add_subcommand("profile", "Summarise, render or export a simulated run's profile");
+  CLI::App* group = app.add_subcommand("profile", "Summarise, render, export or compare simulated runs' profiles");
   group->require_subcommand(1);
   std::shared_ptr<ProfileCommandOptions> options;
 
   CLI::App* query_command =
-      add_profile_subcommand(*group, "query", "Totals by kernel, phase and tile; utilisation and roofline", options);
+      add_profile_subcommand(*group, "query", "Totals by kernel, graph op, phase, superstep and tile; utilisation and roofline", options);
   query_command->add_flag("--json", options->json, "Print one JSON object");
-  query_command->add_option("--top", options->top, "How many of the busiest tiles to list")
+  query_command->add_option("--top", options->top, "How many of the busiest tiles and longest supersteps to list")
       ->check(integer_in(0));
   query_command->callback([options] { query(*options); });
 
@@ -95,6 +108,14 @@ void add_profile_commands(CLI::App& app) {
       add_profile_subcommand(*group, "export", "Export as Chrome trace-event JSON (chrome://tracing, Perfetto)", options);
   export_command->add_option("--chrome", options->output, "Trace file to write")->required();
   export_command->callback([options] { export_trace(*options); });
+
+  CLI::App* compare_command = add_profile_subcommand(
+      *group, "compare", "Two runs side by side: cycles by total, phase, graph op and kernel, largest movers first",
+      options);
+  compare_command->add_option("OTHER", options->other, "The profile to compare with (B; PROFILE is A)")->required();
+  compare_command->add_option("-o,--output", options->output, "Also write the comparison as an HTML page");
+  compare_command->add_flag("--json", options->json, "Print one JSON object");
+  compare_command->callback([options] { compare(*options); });
 }
 
 }  // namespace tilec::cli

@@ -312,7 +312,7 @@ class Driver {
     CompileResult result;
     {
       Span span("build_tile_images");
-      result.package = build_tile_images(ImageInputs{graph_, lir, map, image, exchanges, machine, programs});
+      result.package = build_tile_images(ImageInputs{graph_, lir, map, image, exchanges, machine, programs, arguments});
     }
     dump("build_tile_images", [&] { return package_summary(result.package); });
     result.package.summation_order = summation_order(chain_, mid);

@@ -396,7 +396,35 @@ package::RegionKind region_kind(BufferKind kind) {
   }
 }
 
+// One task symbol per task of the tile, over its workers' argument blocks
+// (consecutive, in task order).
+void add_task_symbols(const Lir& lir, const TileArguments& arguments, int tile, std::vector<package::Symbol>& symbols) {
+  const GroupPlan& groups = lir.mid->groups;
+  if (tile / groups.group_size >= groups.groups || lir.tasks_of_tile.empty()) return;
+  const std::vector<int>& own = lir.tasks_of_tile[static_cast<std::size_t>(tile % groups.group_size)];
+  for (std::size_t position = 0; position < own.size(); ++position) {
+    const Task& task = lir.tasks[static_cast<std::size_t>(own[position])];
+    const std::vector<std::uint32_t>& blocks = arguments.block_addresses[position];
+    if (blocks.empty()) continue;
+    const auto end = blocks.back() + static_cast<std::uint32_t>(4 * task.worker_arguments.back().size());
+    symbols.push_back(package::Symbol{task_op_name(lir, task), blocks.front(), end - blocks.front(),
+                                      package::SymbolKind::Task});
+  }
+}
+
 }  // namespace
+
+std::string task_op_name(const Lir& lir, const Task& task) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+  if (op.step < 0) return op.name;
+  const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
+  std::string name = step.name;
+  for (const EpilogueOp& epilogue : op.epilogue)
+    if (!epilogue.op_name.empty() && epilogue.op_name != step.name) name += "+" + epilogue.op_name;
+  const std::optional<RepeatRegion>& repeat = lir.chain->repeat;
+  if (repeat && op.step >= repeat->first_step && op.step <= repeat->last_step) name = repeat->name + "/" + name;
+  return name;
+}
 
 package::Package build_tile_images(const ImageInputs& inputs) {
   const Lir& lir = inputs.lir;
@@ -452,6 +480,7 @@ package::Package build_tile_images(const ImageInputs& inputs) {
     }
     image.symbols = library_symbols;
     image.symbols.push_back(package::Symbol{"main", map.code_address, map.code_bytes, package::SymbolKind::Function});
+    add_task_symbols(lir, inputs.arguments[tile], static_cast<int>(tile), image.symbols);
     image.regions = regions;
     image.peak_bytes = map.peak_bytes(inputs.machine);
   }

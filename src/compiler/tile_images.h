@@ -29,7 +29,13 @@ struct ImageInputs {
   const ExchangePlan& exchanges;
   const MachineModel& machine;
   std::vector<TileCode>& programs;  // consumed
+  const std::vector<TileArguments>& arguments;  // where each tile's tasks' blocks are
 };
+
+// The graph op or ops a task implements, for its task symbol: the chain
+// step's op and its epilogue's ops, joined by '+', under the repeat's name
+// inside a repeat ("blocks/fc1+gelu").
+std::string task_op_name(const Lir& lir, const Task& task);
 
 package::Package build_tile_images(const ImageInputs& inputs);
 

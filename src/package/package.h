@@ -20,8 +20,8 @@
 
 namespace tilec::package {
 
-// 2: the summation order follows the bindings.
-constexpr std::uint32_t kFormatVersion = 2;
+// 2: the summation order follows the bindings. 3: task symbols.
+constexpr std::uint32_t kFormatVersion = 3;
 
 struct Segment {
   std::string name;  // ".text", ".kernels", ".args", ...
@@ -33,7 +33,10 @@ struct Segment {
   std::uint32_t size() const { return bytes ? static_cast<std::uint32_t>(bytes->size()) : 0; }
 };
 
-enum class SymbolKind : std::uint8_t { Function, Kernel, Data };
+// A Task symbol covers the argument blocks of one kernel task; its name is
+// the graph op or ops the task implements ("blocks/fc1+gelu"), for the
+// profile to attribute the workers started on those blocks.
+enum class SymbolKind : std::uint8_t { Function, Kernel, Data, Task };
 
 struct Symbol {
   std::string name;

@@ -69,6 +69,19 @@ void check_segments(const MachineModel& model, const std::string& where, const T
   }
 }
 
+// The profile gives a worker the one task symbol around its argument block.
+void check_task_symbols(const std::string& where, const TileImage& tile) {
+  std::vector<const Symbol*> tasks;
+  for (const Symbol& symbol : tile.symbols)
+    if (symbol.kind == SymbolKind::Task) tasks.push_back(&symbol);
+  std::sort(tasks.begin(), tasks.end(), [](const Symbol* a, const Symbol* b) { return a->address < b->address; });
+  for (std::size_t i = 1; i < tasks.size(); ++i)
+    if (tasks[i]->address < tasks[i - 1]->address + tasks[i - 1]->size)
+      throw_bad_input(where, "task symbols '{}' at {} and '{}' at {} overlap", tasks[i - 1]->name,
+                      range_text(tasks[i - 1]->address, tasks[i - 1]->size), tasks[i]->name,
+                      range_text(tasks[i]->address, tasks[i]->size));
+}
+
 void check_entry(const std::string& where, const TileImage& tile) {
   bool has_code = std::any_of(tile.segments.begin(), tile.segments.end(),
                               [](const Segment& segment) { return segment.executable; });
@@ -91,7 +104,8 @@ void check_tile(const MachineModel& model, std::uint32_t index, const TileImage&
   std::string where = fmt::format("tile {}", index);
   check_segments(model, where, tile);
   check_entry(where, tile);
-  check_entries(model, where, tile.symbols, "symbol", 3);
+  check_entries(model, where, tile.symbols, "symbol", 4);
+  check_task_symbols(where, tile);
   check_entries(model, where, tile.regions, "region", 5);
   if (tile.peak_bytes > model.memory_bytes())
     throw_bad_input(where, "peak of {} bytes exceeds the tile's {} bytes of memory",

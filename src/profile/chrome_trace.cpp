@@ -67,7 +67,10 @@ std::string chrome_trace(const ProfileData& profile) {
                      pid, event.context + 1, quoted_labels[event.label], event_kind_name(event.kind), ts,
                      static_cast<double>(event.end - event.begin) * microseconds_per_cycle, event.begin, event.end);
       switch (event.kind) {
-        case sim::ProfileEventKind::WorkerKernel: fmt::format_to(write, R"(,"entry":"{:#x}")", event.detail); break;
+        case sim::ProfileEventKind::WorkerKernel:
+          fmt::format_to(write, R"(,"entry":"{:#x}")", event.detail);
+          if (event.op != sim::kNoOpLabel) fmt::format_to(write, R"(,"op":{})", quoted_labels[event.op]);
+          break;
         case sim::ProfileEventKind::SupervisorExchange: fmt::format_to(write, R"(,"bytes":{})", event.detail); break;
         case sim::ProfileEventKind::SyncWait: fmt::format_to(write, R"(,"sync":{})", event.detail); break;
         case sim::ProfileEventKind::Halt: break;

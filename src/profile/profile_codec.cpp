@@ -19,7 +19,7 @@ constexpr std::array<package::RegionKind, 5> kRegionKinds{
     package::RegionKind::ExchangeBuffer, package::RegionKind::Scratch};
 
 // Fields of one event in the flat per-tile arrays, in this order.
-constexpr std::size_t kEventFields = 6;
+constexpr std::size_t kEventFields = 9;
 
 // "where: " or nothing, in front of a message about the body's top level.
 std::string lead(const std::string& where) { return where.empty() ? "" : where + ": "; }
@@ -116,6 +116,9 @@ json encode_events(const std::vector<sim::ProfileEvent>& events) {
     flat.push_back(event.end);
     flat.push_back(event.label);
     flat.push_back(event.detail);
+    flat.push_back(event.op);
+    flat.push_back(event.amp_instructions);
+    flat.push_back(event.amp_macs);
   }
   return flat;
 }
@@ -137,14 +140,21 @@ std::vector<sim::ProfileEvent> decode_events(const json& flat, const std::string
     event.end = unsigned_value(fields[3], event_where + " end");
     event.label = static_cast<std::uint32_t>(
         unsigned_value(fields[4], event_where + " label", std::numeric_limits<std::uint32_t>::max()));
-    event.detail = static_cast<std::uint32_t>(
-        unsigned_value(fields[5], event_where + " detail", std::numeric_limits<std::uint32_t>::max()));
+    auto u32_field = [&](std::size_t field, const char* name) {
+      return static_cast<std::uint32_t>(
+          unsigned_value(fields[field], event_where + " " + name, std::numeric_limits<std::uint32_t>::max()));
+    };
+    event.detail = u32_field(5, "detail");
+    event.op = u32_field(6, "op");
+    event.amp_instructions = u32_field(7, "amp_instructions");
+    event.amp_macs = u32_field(8, "amp_macs");
   }
   return events;
 }
 
 void validate_events(const ProfileData& profile, std::size_t tile) {
   const std::vector<sim::ProfileEvent>& events = profile.events.tiles[tile];
+  std::uint32_t syncs = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     const sim::ProfileEvent& event = events[i];
     auto fail = [&](std::string message) {
@@ -157,6 +167,12 @@ void validate_events(const ProfileData& profile, std::size_t tile) {
       fail(fmt::format("a {} event cannot run in context {}", event_kind_name(event.kind), event.context));
     if (event.label >= profile.events.labels.size())
       fail(fmt::format("label {} is out of range ({} labels)", event.label, profile.events.labels.size()));
+    if (event.op >= profile.events.labels.size())
+      fail(fmt::format("op {} is out of range ({} labels)", event.op, profile.events.labels.size()));
+    if (!worker && (event.op != sim::kNoOpLabel || event.amp_instructions != 0 || event.amp_macs != 0))
+      fail(fmt::format("a {} event carries an op or AMP work", event_kind_name(event.kind)));
+    if (event.kind == sim::ProfileEventKind::SyncWait && event.detail != syncs++)
+      fail(fmt::format("waits at sync {} where sync {} comes next", event.detail, syncs - 1));
     if (event.begin > event.end) fail(fmt::format("begins in cycle {} after it ends ({})", event.begin, event.end));
     if (event.kind == sim::ProfileEventKind::Halt && event.begin != event.end)
       fail(fmt::format("a halt spans cycles {} to {}", event.begin, event.end));

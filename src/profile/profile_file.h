@@ -29,7 +29,8 @@
 namespace tilec::profile {
 
 constexpr char kMagic[8] = {'T', 'I', 'L', 'E', 'C', 'P', 'R', 'F'};
-constexpr std::uint32_t kFormatVersion = 1;
+// 2: events carry their op and AMP work.
+constexpr std::uint32_t kFormatVersion = 2;
 constexpr std::size_t kHeaderBytes = 40;
 constexpr std::size_t kChecksumOffset = 32;
 // Refused before decompressing: far above a full-chip run's few megabytes.

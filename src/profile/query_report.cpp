@@ -30,8 +30,10 @@ json tile_json(const TileSummary& tile) {
           {"phases", phases_json(tile.phases)}};
 }
 
-}  // namespace
+// Workers outside every task symbol (hand-written code, an older package).
+std::string op_display_name(const OpTotal& op) { return op.name.empty() ? "(no op)" : op.name; }
 
+}  // namespace
 
 std::string query_text(const ProfileData& profile, const ProfileSummary& summary, std::size_t top) {
   std::string text;
@@ -68,6 +70,34 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
     line(fmt::format("{:<{}} {:>9} {:>16} {:>7}", kernel.name, name_width, grouped(kernel.calls),
                      grouped(kernel.worker_cycles), percent(kernel.share)));
   if (summary.kernels.empty()) line("(no kernel ran)");
+
+  if (!summary.ops.empty()) {
+    line("");
+    std::size_t op_width = 2;
+    for (const OpTotal& op : summary.ops) op_width = std::max(op_width, op_display_name(op).size());
+    line(fmt::format("{:<{}} {:>9} {:>16} {:>7} {:>18} {:>7}", "op", op_width, "calls", "worker-cycles", "share",
+                     "AMP MACs", "AMP"));
+    for (const OpTotal& op : summary.ops)
+      line(fmt::format("{:<{}} {:>9} {:>16} {:>7} {:>18} {:>7}", op_display_name(op), op_width, grouped(op.calls),
+                       grouped(op.worker_cycles), percent(op.share), grouped(op.amp_macs),
+                       percent(op.amp_utilisation)));
+  }
+
+  if (summary.supersteps.size() > 1) {
+    std::vector<SuperstepTotal> longest = summary.supersteps;
+    const std::size_t shown = std::min(top, longest.size());
+    std::stable_sort(longest.begin(), longest.end(),
+                     [](const SuperstepTotal& a, const SuperstepTotal& b) { return a.cycles > b.cycles; });
+    longest.resize(shown);
+    line("");
+    line(fmt::format("longest supersteps ({} of {})", shown, summary.supersteps.size()));
+    line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14}", "superstep", "begin", "cycles",
+                     "worker-cycles", "bytes sent", "send cycles", "sync cycles"));
+    for (const SuperstepTotal& step : longest)
+      line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14}", step.index, grouped(step.begin),
+                       grouped(step.cycles), grouped(step.worker_cycles), grouped(step.exchange_bytes),
+                       grouped(step.exchange_cycles), grouped(step.sync_cycles)));
+  }
 
   const std::vector<TileSummary> busiest = busiest_tiles(summary, top);
   if (!busiest.empty()) {
@@ -106,6 +136,24 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
                        {"calls", kernel.calls},
                        {"worker_cycles", kernel.worker_cycles},
                        {"share", kernel.share}});
+  json ops = json::array();
+  for (const OpTotal& op : summary.ops)
+    ops.push_back({{"name", op.name},
+                   {"calls", op.calls},
+                   {"worker_cycles", op.worker_cycles},
+                   {"share", op.share},
+                   {"amp_instructions", op.amp_instructions},
+                   {"amp_macs", op.amp_macs},
+                   {"amp_utilisation", op.amp_utilisation}});
+  json supersteps = json::array();
+  for (const SuperstepTotal& step : summary.supersteps)
+    supersteps.push_back({{"index", step.index},
+                          {"begin", step.begin},
+                          {"cycles", step.cycles},
+                          {"worker_cycles", step.worker_cycles},
+                          {"exchange_bytes", step.exchange_bytes},
+                          {"exchange_cycles", step.exchange_cycles},
+                          {"sync_cycles", step.sync_cycles}});
   json tiles = json::array();
   for (const TileSummary& tile : summary.tiles_by_index) tiles.push_back(tile_json(tile));
   json busiest = json::array();
@@ -115,6 +163,8 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
                  {"cycles", summary.cycles},
                  {"renderer_cycles", summary.renderer_cycles},
                  {"kernels", std::move(kernels)},
+                 {"ops", std::move(ops)},
+                 {"supersteps", std::move(supersteps)},
                  {"busiest_tiles", std::move(busiest)},
                  {"tiles_by_index", std::move(tiles)}});
   return report;

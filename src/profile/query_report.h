@@ -11,7 +11,8 @@
 
 namespace tilec::profile {
 
-// Totals, phases, kernels and the `top` busiest tiles.
+// Totals, phases, kernels, graph ops, the `top` longest supersteps and the
+// `top` busiest tiles.
 std::string query_text(const ProfileData& profile, const ProfileSummary& summary, std::size_t top);
 
 // The same figures; `tiles` lists every tile, `busiest_tiles` the top ones.

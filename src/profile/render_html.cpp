@@ -67,8 +67,9 @@ void append_events(std::string& out, const ProfileData& profile) {
     out += tile ? ",[" : "[";
     bool first = true;
     for (const sim::ProfileEvent& event : profile.events.tiles[tile]) {
-      fmt::format_to(write, "{}{},{},{},{},{},{}", first ? "" : ",", static_cast<unsigned>(event.kind),
-                     static_cast<unsigned>(event.context), event.begin, event.end, event.label, event.detail);
+      fmt::format_to(write, "{}{},{},{},{},{},{},{}", first ? "" : ",", static_cast<unsigned>(event.kind),
+                     static_cast<unsigned>(event.context), event.begin, event.end, event.label, event.detail,
+                     event.op);
       first = false;
     }
     out += ']';
@@ -91,6 +92,16 @@ std::string page_data(const ProfileData& profile) {
                        {"calls", kernel.calls},
                        {"worker_cycles", kernel.worker_cycles},
                        {"share", kernel.share}});
+  json ops = json::array();
+  for (const OpTotal& op : summary.ops)
+    ops.push_back({{"label", op.label},
+                   {"name", op.name},
+                   {"colour", kernel_colour(op.name)},
+                   {"calls", op.calls},
+                   {"worker_cycles", op.worker_cycles},
+                   {"share", op.share},
+                   {"amp_macs", op.amp_macs},
+                   {"amp_utilisation", op.amp_utilisation}});
   json regions = regions_json(profile.regions);
   json head = totals_json(profile, summary);
   head.update({
@@ -101,6 +112,8 @@ std::string page_data(const ProfileData& profile) {
       {"memory", {{"begin", machine.memory_begin}, {"end", machine.memory_end}, {"standard_end", machine.standard.end}}},
       {"labels", profile.events.labels},
       {"kernels", std::move(kernels)},
+      {"ops", std::move(ops)},
+      {"no_op_label", sim::kNoOpLabel},
       {"regions", std::move(regions)},
       {"tile_stat_fields", kTileStatFields},
   });

@@ -68,6 +68,72 @@ PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint6
   return phases;
 }
 
+namespace {
+
+std::vector<OpTotal> op_totals(const ProfileData& profile, std::uint64_t worker_cycles) {
+  std::vector<OpTotal> ops(profile.events.labels.size());
+  for (std::uint32_t label = 0; label < ops.size(); ++label) {
+    ops[label].label = label;
+    ops[label].name = profile.events.labels[label];
+  }
+  for (const std::vector<sim::ProfileEvent>& events : profile.events.tiles)
+    for (const sim::ProfileEvent& event : events) {
+      if (event.kind != sim::ProfileEventKind::WorkerKernel) continue;
+      OpTotal& op = ops[event.op];
+      op.calls += 1;
+      op.worker_cycles += event.end - event.begin;
+      op.amp_instructions += event.amp_instructions;
+      op.amp_macs += event.amp_macs;
+    }
+  std::erase_if(ops, [](const OpTotal& op) { return op.calls == 0; });
+  for (OpTotal& op : ops) {
+    op.share = static_cast<double>(op.worker_cycles) / static_cast<double>(std::max<std::uint64_t>(worker_cycles, 1));
+    const double issue_slots = static_cast<double>(op.worker_cycles) / sim::kSupervisorContext;
+    op.amp_utilisation = issue_slots > 0 ? static_cast<double>(op.amp_instructions) / issue_slots : 0.0;
+  }
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpTotal& a, const OpTotal& b) { return a.worker_cycles > b.worker_cycles; });
+  return ops;
+}
+
+// Each tile's events fall into the superstep of the next sync they reach;
+// the releases (a sync's end, the same on every tile) bound them.
+std::vector<SuperstepTotal> superstep_totals(const ProfileData& profile, std::uint64_t syncs) {
+  std::vector<SuperstepTotal> steps(syncs + 1);
+  for (std::uint32_t s = 0; s < steps.size(); ++s) steps[s].index = s;
+  std::vector<std::uint64_t> release(syncs, 0);
+  for (const std::vector<sim::ProfileEvent>& events : profile.events.tiles) {
+    std::size_t step = 0;
+    for (const sim::ProfileEvent& event : events) {
+      SuperstepTotal& total = steps[std::min<std::size_t>(step, syncs)];
+      const std::uint64_t length = event.end - event.begin;
+      switch (event.kind) {
+        case sim::ProfileEventKind::WorkerKernel: total.worker_cycles += length; break;
+        case sim::ProfileEventKind::SupervisorExchange:
+          total.exchange_bytes += event.detail;
+          total.exchange_cycles += length;
+          break;
+        case sim::ProfileEventKind::SyncWait:
+          steps[event.detail].sync_cycles += length;
+          release[event.detail] = std::max(release[event.detail], event.end);
+          step = std::size_t{event.detail} + 1;
+          break;
+        case sim::ProfileEventKind::Halt: break;
+      }
+    }
+  }
+  std::uint64_t begin = 0;
+  for (SuperstepTotal& step : steps) {
+    const std::uint64_t end = step.index < syncs ? release[step.index] : profile.cycles;
+    step.begin = begin;
+    step.cycles = end > begin ? end - begin : 0;
+    begin = std::max(begin, end);
+  }
+  return steps;
+}
+
+}  // namespace
+
 ProfileSummary summarize(const ProfileData& profile) {
   validate_profile(profile);
   ProfileSummary summary;
@@ -112,6 +178,8 @@ ProfileSummary summarize(const ProfileData& profile) {
   std::stable_sort(kernels.begin(), kernels.end(),
                    [](const KernelTotal& a, const KernelTotal& b) { return a.worker_cycles > b.worker_cycles; });
   summary.kernels = std::move(kernels);
+  summary.ops = op_totals(profile, summary.worker_cycles);
+  summary.supersteps = superstep_totals(profile, summary.syncs);
 
   const double capacity = static_cast<double>(profile.cycles) * profile.tiles;
   if (capacity > 0) {

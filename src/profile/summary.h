@@ -38,6 +38,33 @@ struct KernelTotal {
   double share = 0;                 // of every kernel's worker-cycles
 };
 
+// Worker runs of the kernels that serve one graph op (or fused ops): the
+// task symbols' names, "" for workers outside any task.
+struct OpTotal {
+  std::uint32_t label = 0;
+  std::string name;
+  std::uint64_t calls = 0;
+  std::uint64_t worker_cycles = 0;
+  std::uint64_t amp_instructions = 0;
+  std::uint64_t amp_macs = 0;
+  double share = 0;  // of every kernel's worker-cycles
+  // Share of the workers' issue slots (one in kSupervisorContext cycles
+  // each) that carried an AMP instruction.
+  double amp_utilisation = 0;
+};
+
+// Superstep s: on every tile, from the release of sync s - 1 (the run's
+// start for s = 0) to the release of sync s (the halt after the last sync).
+struct SuperstepTotal {
+  std::uint32_t index = 0;
+  std::uint64_t begin = 0;  // cycle of the release that starts it
+  std::uint64_t cycles = 0;
+  std::uint64_t worker_cycles = 0;
+  std::uint64_t exchange_bytes = 0;   // bytes sent
+  std::uint64_t exchange_cycles = 0;  // tile-cycles of sends
+  std::uint64_t sync_cycles = 0;      // tile-cycles waiting at its sync
+};
+
 struct TileSummary {
   std::uint32_t tile = 0;
   PhaseCycles phases;
@@ -65,6 +92,8 @@ struct ProfileSummary {
   // peak (a graph without GEMMs) or without cycles.
   std::optional<double> roofline_fraction;
   std::vector<KernelTotal> kernels;  // most worker-cycles first
+  std::vector<OpTotal> ops;          // most worker-cycles first
+  std::vector<SuperstepTotal> supersteps;  // in order
   std::vector<TileSummary> tiles_by_index;
 };
 

@@ -54,7 +54,7 @@ DeviceState::DeviceState(const package::Package& package, const MachineModel& ma
   config_.fp8_tables[0] = fp8_table(ElementType::F143).data();
   config_.fp8_tables[1] = fp8_table(ElementType::F152).data();
 
-  for (const char* fixed : {"exchange", "sync", "halt"}) intern_label(fixed);
+  for (const char* fixed : {"exchange", "sync", "halt", ""}) intern_label(fixed);
 
   // Zeroed pages come from the system lazily: untouched memory costs nothing.
   std::size_t bytes = std::size_t{machine.tiles} * config_.memory_bytes;
@@ -116,8 +116,12 @@ void DeviceState::load_tile(std::uint32_t index, const package::TileImage& image
   tile.idle = image.entry == 0 &&
               std::none_of(segments.begin(), segments.end(), [](const auto* s) { return s->executable; });
   for (const package::Symbol& symbol : image.symbols)
-    if (symbol.kind != package::SymbolKind::Data)
+    if (symbol.kind == package::SymbolKind::Task)
+      tile.task_labels.push_back(TaskLabel{symbol.address, symbol.address + symbol.size, intern_label(symbol.name)});
+    else if (symbol.kind != package::SymbolKind::Data)
       tile.kernel_labels.push_back(EntryLabel{symbol.address, intern_label(symbol.name)});
+  std::sort(tile.task_labels.begin(), tile.task_labels.end(),
+            [](const TaskLabel& a, const TaskLabel& b) { return a.begin < b.begin; });
   std::stable_sort(tile.kernel_labels.begin(), tile.kernel_labels.end(),
                    [](const EntryLabel& a, const EntryLabel& b) { return a.address < b.address; });
 }

@@ -19,6 +19,12 @@ enum class ProfileEventKind : std::uint8_t {
 // Context numbers: workers 0..5, then the supervisor.
 constexpr std::uint8_t kSupervisorContext = 6;
 
+// Indices of the fixed labels in every Profile::labels.
+constexpr std::uint32_t kExchangeLabel = 0;  // "exchange"
+constexpr std::uint32_t kSyncLabel = 1;      // "sync"
+constexpr std::uint32_t kHaltLabel = 2;      // "halt"
+constexpr std::uint32_t kNoOpLabel = 3;      // "" (an event that serves no named op)
+
 struct ProfileEvent {
   std::uint64_t begin = 0;  // cycle of the first issue
   std::uint64_t end = 0;    // cycle the span ends (exclusive; == begin for Halt)
@@ -28,19 +34,22 @@ struct ProfileEvent {
   std::uint32_t detail = 0;
   ProfileEventKind kind = ProfileEventKind::Halt;
   std::uint8_t context = kSupervisorContext;
+  // The graph op or ops the span serves, an index into Profile::labels:
+  // WorkerKernel, the task symbol around the worker's argument block;
+  // kNoOpLabel otherwise or without one.
+  std::uint32_t op = kNoOpLabel;
+  // WorkerKernel: the AMP instructions the worker issued and their MACs.
+  std::uint32_t amp_instructions = 0;
+  std::uint32_t amp_macs = 0;
 };
 
 struct Profile {
   // Kernel labels are the package symbol whose address is the worker's
-  // entry, else "worker@0x...". The fixed labels come first.
+  // entry, else "worker@0x..."; op labels the names of task symbols. The
+  // fixed labels come first.
   std::vector<std::string> labels;
   // Per tile, in the order the events began (ties: context order).
   std::vector<std::vector<ProfileEvent>> tiles;
 };
-
-// Indices of the fixed labels in every Profile::labels.
-constexpr std::uint32_t kExchangeLabel = 0;  // "exchange"
-constexpr std::uint32_t kSyncLabel = 1;      // "sync"
-constexpr std::uint32_t kHaltLabel = 2;      // "halt"
 
 }  // namespace tilec::sim

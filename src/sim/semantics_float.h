@@ -96,12 +96,20 @@ inline void amp_f8(float (&acc)[16][16], int block, const std::uint8_t* a, const
 }
 
 SEMANTICS(Fnop) {}
+// The worker's own AMP counts, for its profile event.
+template <typename X>
+inline void count_amp(X& x, std::uint32_t macs) {
+  x.ctx.amp_instructions += 1;
+  x.ctx.amp_macs += macs;
+}
+
 SEMANTICS(Ampf8) {
   std::uint8_t a[16], b[8];
   std::memcpy(a, x.a(0), 16);
   std::memcpy(b, x.a(1), 8);
   amp_f8(x.ctx.acc, x.imm(2), a, b, x.fp8_table(3), x.fp8_table(4));
   x.tile.stats.amp_macs[static_cast<int>(AmpPrecision::Fp8)] += 128;
+  count_amp(x, 128);
 }
 SEMANTICS(Ampf16) {
   const std::uint32_t* a = x.a(0);
@@ -117,6 +125,7 @@ SEMANTICS(Ampf16) {
     for (int c = 0; c < 8; ++c) row[c] = row[c] + av[r] * bv[c];
   }
   x.tile.stats.amp_macs[static_cast<int>(AmpPrecision::Fp16)] += 64;
+  count_amp(x, 64);
 }
 SEMANTICS(Ampf32) {
   const std::uint32_t* a = x.a(0);
@@ -127,6 +136,7 @@ SEMANTICS(Ampf32) {
     for (int c = 0; c < 4; ++c) row[c] = std::fma(lane_f32(a, r), lane_f32(b, c), row[c]);
   }
   x.tile.stats.amp_macs[static_cast<int>(AmpPrecision::Fp32)] += 16;
+  count_amp(x, 16);
 }
 SEMANTICS(Accz) {
   for (auto& row : x.ctx.acc)

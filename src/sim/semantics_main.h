@@ -14,6 +14,7 @@
 #include "sim/exec.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace tilec::sim::semantics {
@@ -168,6 +169,9 @@ SEMANTICS(Run) {
   started.m[1] = static_cast<std::uint32_t>(worker);
   started.pc = x.m(0);
   started.entry = x.m(0);
+  started.arguments = x.m(1);
+  started.amp_instructions = 0;
+  started.amp_macs = 0;
   started.loop_remaining = 0;
   started.started = x.cycle;
   tile.running_workers |= 1u << worker;
@@ -181,9 +185,14 @@ inline void record_kernel(X& x) {
       tile.kernel_labels.begin(), tile.kernel_labels.end(), x.ctx.entry,
       [](const EntryLabel& entry, std::uint32_t address) { return entry.address < address; });
   if (found != tile.kernel_labels.end() && found->address == x.ctx.entry) label = found->label;
+  std::uint32_t op = kNoOpLabel;
+  auto task = std::upper_bound(
+      tile.task_labels.begin(), tile.task_labels.end(), x.ctx.arguments,
+      [](std::uint32_t address, const TaskLabel& range) { return address < range.begin; });
+  if (task != tile.task_labels.begin() && x.ctx.arguments < std::prev(task)->end) op = std::prev(task)->label;
   tile.events.push_back(ProfileEvent{x.ctx.started, x.cycle + 1, label, x.ctx.entry,
-                                     ProfileEventKind::WorkerKernel,
-                                     static_cast<std::uint8_t>(x.context)});
+                                     ProfileEventKind::WorkerKernel, static_cast<std::uint8_t>(x.context), op,
+                                     x.ctx.amp_instructions, x.ctx.amp_macs});
 }
 
 SEMANTICS(Exit) {

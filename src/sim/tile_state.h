@@ -49,6 +49,10 @@ struct Context {
   std::uint64_t next_issue = 0;  // supervisor: earliest cycle it may issue again
   std::uint64_t started = 0;     // worker: cycle of its `run`
   std::uint32_t entry = 0;       // worker: address it was started at
+  std::uint32_t arguments = 0;   // worker: the argument block it was started on
+  // Worker: AMP instructions issued since its `run`, and their MACs.
+  std::uint32_t amp_instructions = 0;
+  std::uint32_t amp_macs = 0;
 };
 
 enum class Phase : std::uint8_t { Exchange, Compute };
@@ -98,6 +102,13 @@ struct EntryLabel {
 };
 constexpr std::uint32_t kUnnamedKernel = 0xffffffffu;
 
+// A task symbol: argument blocks in [begin, end) serve the op `label`.
+struct TaskLabel {
+  std::uint32_t begin;
+  std::uint32_t end;
+  std::uint32_t label;
+};
+
 struct TileState {
   std::uint32_t index = 0;
   const SimConfig* config = nullptr;
@@ -107,6 +118,7 @@ struct TileState {
   // No code and entry 0: the tile takes no part in the run (nor its syncs).
   bool idle = false;
   std::vector<EntryLabel> kernel_labels;  // sorted by address
+  std::vector<TaskLabel> task_labels;     // sorted by begin, disjoint
 
   std::array<Context, kWorkers + 1> contexts;
   std::uint32_t running_workers = 0;  // bit k: worker k runs

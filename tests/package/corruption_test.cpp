@@ -157,9 +157,9 @@ TEST(Corruption, HeaderProblems) {
   file[0] = 'X';
   EXPECT_EQ(decode_error(file), "bad.tpk: not a tilec package (bad magic)");
   file = good;
-  put_u32(file, 8, 1);
+  put_u32(file, 8, 2);
   EXPECT_EQ(decode_error(file),
-            "bad.tpk: format version 1 is not supported (this tilec reads version 2; compile the graph again)");
+            "bad.tpk: format version 2 is not supported (this tilec reads version 3; compile the graph again)");
   file = good;
   put_u32(file, 12, 4);
   EXPECT_EQ(decode_error(file), "bad.tpk: unknown header flags 0x4");
@@ -254,8 +254,8 @@ TEST(Corruption, BadCodesAndIndices) {
             "bad.tpk: body offset 54: unknown segment flags 0x03");
   EXPECT_EQ(body_error(MinimalBody{.content_index = 1}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 55: segment content 1 does not exist (1 contents)");
-  EXPECT_EQ(body_error(MinimalBody{.symbol_kind = 3}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 79: unknown symbol kind code 3");
+  EXPECT_EQ(body_error(MinimalBody{.symbol_kind = 4}.bytes(), kMinimalCounts),
+            "bad.tpk: body offset 79: unknown symbol kind code 4");
   EXPECT_EQ(body_error(MinimalBody{.role = 3}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 97: unknown binding role code 3");
   EXPECT_EQ(body_error(MinimalBody{.element_type = 6}.bytes(), kMinimalCounts),

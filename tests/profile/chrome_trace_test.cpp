@@ -65,6 +65,8 @@ TEST(ChromeTrace, HoldsEveryEventOfARealRun) {
       EXPECT_DOUBLE_EQ(out["dur"].get<double>(), static_cast<double>(event.end - event.begin) * microseconds_per_cycle);
       EXPECT_EQ(out["args"]["begin_cycle"], event.begin);
       EXPECT_EQ(out["args"]["end_cycle"], event.end);
+      if (event.kind == sim::ProfileEventKind::WorkerKernel && event.op != sim::kNoOpLabel)
+        EXPECT_EQ(out["args"]["op"], profile.events.labels[event.op]);
     }
   }
 }
@@ -72,7 +74,7 @@ TEST(ChromeTrace, HoldsEveryEventOfARealRun) {
 TEST(ChromeTrace, EscapesNames) {
   ProfileData profile = testing::blank_profile(1, 100);
   profile.name = "a \"quoted\"\nname";
-  profile.events.labels[3] = "k\\1\"";
+  profile.events.labels[4] = "k\\1\"";
   profile.events.tiles[0] = {testing::kernel(0, 0, 10), testing::send(10, 20), testing::sync_wait(20, 90, 0),
                              testing::halt(90)};
   const nlohmann::json trace = nlohmann::json::parse(chrome_trace(profile));

@@ -1,4 +1,4 @@
-// `tilec profile query|render|export` as a user runs them: outputs, exit
+// `tilec profile query|render|export|compare` as a user runs them: outputs, exit
 // codes and one-line errors.
 #include "profile_test_support.h"
 
@@ -102,6 +102,33 @@ TEST(ProfileCommands, UsageErrorsExitTwo) {
   EXPECT_EQ(run_tilec("profile export " + profile_file(), "no_chrome").exit_code, 2);
   EXPECT_EQ(run_tilec("profile query " + profile_file() + " --top -1", "negative_top").exit_code, 2);
   EXPECT_EQ(run_tilec("profile", "no_subcommand").exit_code, 2);
+  EXPECT_EQ(run_tilec("profile compare " + profile_file(), "compare_one").exit_code, 2);
+}
+
+TEST(ProfileCommands, CompareOfARunWithItselfChangesNothing) {
+  const std::string html = temp_path("same.html");
+  const testing::CommandResult result =
+      run_tilec("profile compare " + profile_file() + " " + profile_file() + " --json -o " + html, "compare_same");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json report = nlohmann::json::parse(result.out);
+  for (const char* section : {"totals", "phases", "ops", "kernels"}) {
+    ASSERT_FALSE(report[section].empty()) << section;
+    for (const nlohmann::json& row : report[section]) {
+      EXPECT_EQ(row["delta"], 0.0) << section << " " << row["name"];
+      if (row["a"] != 0.0) EXPECT_EQ(row["ratio"], 1.0) << section << " " << row["name"];
+    }
+  }
+  EXPECT_THAT(testing::read_text(html), HasSubstr("<table id=\"ops\">"));
+}
+
+TEST(ProfileCommands, CompareNamesBothBadFiles) {
+  const std::string missing = temp_path("missing.tprof");
+  expect_one_line_error(run_tilec("profile compare " + profile_file() + " " + missing, "compare_missing"), 2,
+                        missing + ": cannot open");
+  expect_one_line_error(
+      run_tilec("profile compare " + profile_file() + " " + profile_file() + " -o " + temp_path("no/dir/d.html"),
+                "compare_unwritable"),
+      2, "there is no folder");
 }
 
 }  // namespace

@@ -67,6 +67,9 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
       EXPECT_EQ(x.detail, y.detail);
       EXPECT_EQ(x.kind, y.kind);
       EXPECT_EQ(x.context, y.context);
+      EXPECT_EQ(x.op, y.op);
+      EXPECT_EQ(x.amp_instructions, y.amp_instructions);
+      EXPECT_EQ(x.amp_macs, y.amp_macs);
     }
   }
 }
@@ -86,8 +89,10 @@ TEST(ProfileFile, RoundTripsEveryFieldOfAHandMadeProfile) {
   profile.graph_macs = 7229067264.0;
   profile.peak_tile_bytes = 12345;
   profile.tile_stats[1] = sim::TileStats{999, 17, {1, 2, 3}, 4, 5, 6, 7, 8};
-  profile.events.tiles[1] = {testing::kernel(5, 0, 10), testing::send(20, 30), testing::sync_wait(30, 900, 0),
-                             testing::halt(999)};
+  sim::ProfileEvent gemm = testing::kernel(5, 0, 10, 4, 6);
+  gemm.amp_instructions = 3;
+  gemm.amp_macs = 384;
+  profile.events.tiles[1] = {gemm, testing::send(20, 30), testing::sync_wait(30, 900, 0), testing::halt(999)};
   profile.regions = {{"w1", 0x80000, 4096, package::RegionKind::Tensor},
                      {"code", 0x4c000, 100, package::RegionKind::Code},
                      {"args", 0x4d000, 8, package::RegionKind::Arguments},
@@ -167,7 +172,7 @@ TEST(ProfileFileErrors, Header) {
   std::vector<std::uint8_t> magic = file;
   magic[7] = 'G';
   expect_bad_file(magic, "not a tilec profile (bad magic)");
-  expect_bad_file(framed(good_body().dump(), 2), "profile format version 2 is not supported (this tilec reads version 1)");
+  expect_bad_file(framed(good_body().dump(), 1), "profile format version 1 is not supported (this tilec reads version 2)");
   expect_bad_file(framed(good_body().dump(), kFormatVersion, 4), "unknown header flags 0x4");
 }
 
@@ -239,16 +244,25 @@ const BodyCase kBodyCases[] = {
     {"unknown event kind", [](nlohmann::json& b) { b["events"][0][0] = 4; }, "tile 0 event 0 kind: 4 is larger than 3"},
     {"bad context", [](nlohmann::json& b) { b["events"][0][1] = 7; }, "tile 0 event 0 context: 7 is larger than 6"},
     {"label out of range", [](nlohmann::json& b) { b["events"][0][4] = 999; }, "tile 0 event 0: label 999 is out of range"},
+    {"sync out of order", [](nlohmann::json& b) {
+       nlohmann::json& events = b["events"][0];
+       for (std::size_t i = 0; i < events.size(); i += 9)
+         if (events[i] == 2) {
+           events[i + 5] = 7;
+           break;
+         }
+     }, "waits at sync 7 where sync 0 comes next"},
+    {"op out of range", [](nlohmann::json& b) { b["events"][0][6] = 999; }, "tile 0 event 0: op 999 is out of range"},
     {"begins after it ends", [](nlohmann::json& b) { b["events"][0][2] = b["events"][0][3].get<std::uint64_t>() + 1; }, "tile 0 event 0: begins in cycle"},
     {"ends after the run", [](nlohmann::json& b) {
        nlohmann::json& events = b["events"][0];
-       events[events.size() - 3] = b["cycles"].get<std::uint64_t>() + 10;
-       events[events.size() - 4] = b["cycles"].get<std::uint64_t>() + 10;
+       events[events.size() - 6] = b["cycles"].get<std::uint64_t>() + 10;
+       events[events.size() - 7] = b["cycles"].get<std::uint64_t>() + 10;
      }, "after the run's"},
     {"events out of order", [](nlohmann::json& b) {
        nlohmann::json& events = b["events"][0];
-       nlohmann::json first(events.begin(), events.begin() + 6);
-       events.erase(events.begin(), events.begin() + 6);
+       nlohmann::json first(events.begin(), events.begin() + 9);
+       events.erase(events.begin(), events.begin() + 9);
        events.insert(events.end(), first.begin(), first.end());
      }, "before the event before it"},
     {"region kind", [](nlohmann::json& b) { b["regions"][0]["kind"] = "heap"; }, "regions[0].kind: unknown region kind 'heap'"},
@@ -270,6 +284,9 @@ TEST(ProfileFileErrors, WorkerEventInTheSupervisorIsRefused) {
   expect_bad_file(framed(encode_profile_json(profile).dump()), "a kernel event cannot run in context 6");
   profile.events.tiles[0] = {testing::event(sim::ProfileEventKind::Halt, sim::kSupervisorContext, 5, 6, 2)};
   expect_bad_file(framed(encode_profile_json(profile).dump()), "a halt spans cycles 5 to 6");
+  profile.events.tiles[0] = {testing::sync_wait(0, 10, 0)};
+  profile.events.tiles[0][0].op = 6;
+  expect_bad_file(framed(encode_profile_json(profile).dump()), "a sync event carries an op or AMP work");
 }
 
 // Whatever is cut off or flipped, reading gives a BadInput, never a crash.

@@ -72,8 +72,11 @@ inline sim::ProfileEvent event(sim::ProfileEventKind kind, std::uint8_t context,
   e.detail = detail;
   return e;
 }
-inline sim::ProfileEvent kernel(std::uint8_t worker, std::uint64_t begin, std::uint64_t end, std::uint32_t label = 3) {
-  return event(sim::ProfileEventKind::WorkerKernel, worker, begin, end, label, 0x4c100);
+inline sim::ProfileEvent kernel(std::uint8_t worker, std::uint64_t begin, std::uint64_t end, std::uint32_t label = 4,
+                                std::uint32_t op = sim::kNoOpLabel) {
+  sim::ProfileEvent e = event(sim::ProfileEventKind::WorkerKernel, worker, begin, end, label, 0x4c100);
+  e.op = op;
+  return e;
 }
 inline sim::ProfileEvent send(std::uint64_t begin, std::uint64_t end) {
   return event(sim::ProfileEventKind::SupervisorExchange, sim::kSupervisorContext, begin, end, sim::kExchangeLabel,
@@ -87,7 +90,8 @@ inline sim::ProfileEvent halt(std::uint64_t cycle) {
 }
 
 // A valid profile of `tiles` tiles of ipu21:N with no events yet; labels
-// "exchange", "sync", "halt", "gemm", "gelu".
+// "exchange", "sync", "halt", "" (no op), then 4 "gemm", 5 "gelu" (kernels)
+// and 6 "fc1", 7 "fc2" (ops).
 inline ProfileData blank_profile(std::uint32_t tiles, std::uint64_t cycles) {
   ProfileData profile;
   profile.name = "hand-made";
@@ -98,7 +102,7 @@ inline ProfileData blank_profile(std::uint32_t tiles, std::uint64_t cycles) {
   profile.graph_macs = 0;
   profile.peak_macs_per_cycle = 128;
   profile.tile_stats.resize(tiles);
-  profile.events.labels = {"exchange", "sync", "halt", "gemm", "gelu"};
+  profile.events.labels = {"exchange", "sync", "halt", "", "gemm", "gelu", "fc1", "fc2"};
   profile.events.tiles.resize(tiles);
   return profile;
 }

@@ -62,14 +62,23 @@ TEST(RenderHtml, InlinesTheProfilesData) {
   for (std::size_t tile = 0; tile < profile.tiles; ++tile) {
     const std::vector<sim::ProfileEvent>& events = profile.events.tiles[tile];
     const nlohmann::json& flat = data["events"][tile];
-    ASSERT_EQ(flat.size(), 6 * events.size());
+    ASSERT_EQ(flat.size(), 7 * events.size());
     for (std::size_t i = 0; i < events.size(); ++i) {
-      EXPECT_EQ(flat[6 * i], static_cast<int>(events[i].kind));
-      EXPECT_EQ(flat[6 * i + 1], events[i].context);
-      EXPECT_EQ(flat[6 * i + 2], events[i].begin);
-      EXPECT_EQ(flat[6 * i + 3], events[i].end);
-      EXPECT_EQ(flat[6 * i + 4], events[i].label);
+      EXPECT_EQ(flat[7 * i], static_cast<int>(events[i].kind));
+      EXPECT_EQ(flat[7 * i + 1], events[i].context);
+      EXPECT_EQ(flat[7 * i + 2], events[i].begin);
+      EXPECT_EQ(flat[7 * i + 3], events[i].end);
+      EXPECT_EQ(flat[7 * i + 4], events[i].label);
+      EXPECT_EQ(flat[7 * i + 6], events[i].op);
     }
+  }
+  // Every op the summary has, with its colour from its name.
+  const ProfileSummary ops_summary = summarize(profile);
+  ASSERT_EQ(data["ops"].size(), ops_summary.ops.size());
+  for (std::size_t i = 0; i < ops_summary.ops.size(); ++i) {
+    EXPECT_EQ(data["ops"][i]["name"], ops_summary.ops[i].name);
+    EXPECT_EQ(data["ops"][i]["worker_cycles"], ops_summary.ops[i].worker_cycles);
+    EXPECT_EQ(data["ops"][i]["colour"], kernel_colour(ops_summary.ops[i].name));
   }
   const std::size_t fields = data["tile_stat_fields"].size();
   ASSERT_EQ(data["tile_stats"].size(), fields * profile.tiles);
@@ -134,14 +143,14 @@ TEST(RenderHtml, KernelColoursComeFromTheirNames) {
 TEST(RenderHtml, NamesCannotBreakOutOfTheScript) {
   ProfileData profile = testing::mlp_profile();
   profile.name = "</script><script>window.tilecErrors.push('injected')</script><!--";
-  profile.events.labels[3] = "<b>kernel</b>";
+  profile.events.labels[4] = "<b>kernel</b>";
   const std::string html = render_html(profile);
   const std::string page(report_template());
   EXPECT_EQ(count(html, "</script>"), count(page, "</script>"));
   EXPECT_EQ(count(html, "<!--"), count(page, "<!--"));
   const nlohmann::json data = page_data(html);
   EXPECT_EQ(data["name"], profile.name);
-  EXPECT_EQ(data["labels"][3], "<b>kernel</b>");
+  EXPECT_EQ(data["labels"][4], "<b>kernel</b>");
 }
 
 TEST(RenderHtml, RefusesAnInvalidProfile) {

@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace tilec::profile {
 namespace {
 
@@ -40,9 +42,9 @@ TEST(TilePhases, NoEventsIsAllIdle) {
 
 ProfileData two_tile_profile() {
   ProfileData profile = blank_profile(2, 100);
-  profile.events.tiles[0] = {kernel(0, 0, 40, 3), kernel(1, 0, 40, 3), send(40, 50), sync_wait(50, 70, 0),
-                             kernel(0, 70, 90, 4), halt(90)};
-  profile.events.tiles[1] = {kernel(2, 10, 30, 4), sync_wait(30, 70, 0), halt(100)};
+  profile.events.tiles[0] = {kernel(0, 0, 40, 4), kernel(1, 0, 40, 4), send(40, 50), sync_wait(50, 70, 0),
+                             kernel(0, 70, 90, 5), halt(90)};
+  profile.events.tiles[1] = {kernel(2, 10, 30, 5), sync_wait(30, 70, 0), halt(100)};
   profile.tile_stats[0].amp_macs = {128 * 50, 0, 0};  // 50 AMP-cycles at the FP8 peak
   profile.tile_stats[1].amp_macs = {0, 64 * 30, 0};   // 30 at the FP16 peak
   profile.tile_stats[0].bytes_sent = 40;
@@ -84,6 +86,57 @@ TEST(Summary, KernelsPhasesAndUtilisation) {
   EXPECT_EQ(busiest[1].worker_cycles, 20u);
 }
 
+// Kernels attributed to ops 6 (fc1) and 7 (fc2), one outside every task.
+TEST(Summary, OpsAndSupersteps) {
+  ProfileData profile = blank_profile(2, 100);
+  sim::ProfileEvent fc1 = kernel(0, 0, 40, 4, 6), fc1_too = kernel(1, 0, 40, 4, 6), fc2 = kernel(0, 70, 90, 5, 7);
+  fc1.amp_instructions = 5;
+  fc1.amp_macs = 5 * 128;
+  fc1_too.amp_instructions = 3;
+  fc1_too.amp_macs = 3 * 128;
+  profile.events.tiles[0] = {fc1, fc1_too, send(40, 50), sync_wait(50, 70, 0), fc2, halt(90)};
+  profile.events.tiles[1] = {kernel(2, 10, 30, 5), sync_wait(30, 70, 0), halt(100)};
+  profile.tile_stats[0].halt_cycle = 90;
+  profile.tile_stats[1].halt_cycle = 100;
+  const ProfileSummary summary = summarize(profile);
+  ASSERT_EQ(summary.ops.size(), 3u);
+  EXPECT_EQ(summary.ops[0].name, "fc1");
+  EXPECT_EQ(summary.ops[0].calls, 2u);
+  EXPECT_EQ(summary.ops[0].worker_cycles, 80u);
+  EXPECT_EQ(summary.ops[0].amp_instructions, 8u);
+  EXPECT_EQ(summary.ops[0].amp_macs, 8u * 128);
+  // 8 AMP instructions in 80 worker-cycles, one issue slot in 6 each.
+  EXPECT_DOUBLE_EQ(summary.ops[0].amp_utilisation, 8.0 / (80.0 / 6));
+  EXPECT_DOUBLE_EQ(summary.ops[0].share, 80.0 / 120.0);
+  // fc2 and the unattributed kernel tie at 20: their label order.
+  EXPECT_EQ(summary.ops[1].name, "");
+  EXPECT_EQ(summary.ops[2].name, "fc2");
+  EXPECT_EQ(summary.ops[2].worker_cycles, 20u);
+  // Superstep 0 until the release at 70, superstep 1 from there to the end.
+  ASSERT_EQ(summary.supersteps.size(), 2u);
+  EXPECT_EQ(summary.supersteps[0].begin, 0u);
+  EXPECT_EQ(summary.supersteps[0].cycles, 70u);
+  EXPECT_EQ(summary.supersteps[0].worker_cycles, 100u);
+  EXPECT_EQ(summary.supersteps[0].exchange_bytes, 40u);
+  EXPECT_EQ(summary.supersteps[0].exchange_cycles, 10u);
+  EXPECT_EQ(summary.supersteps[0].sync_cycles, 20u + 40u);
+  EXPECT_EQ(summary.supersteps[1].begin, 70u);
+  EXPECT_EQ(summary.supersteps[1].cycles, 30u);
+  EXPECT_EQ(summary.supersteps[1].worker_cycles, 20u);
+  EXPECT_EQ(summary.supersteps[1].sync_cycles, 0u);
+
+  const std::string text = query_text(profile, summary, 1);
+  EXPECT_THAT(text, ::testing::ContainsRegex("fc1 +2 +80 +66.7% +1,024 +60.0%"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\\(no op\\) +1 +20"));
+  EXPECT_THAT(text, HasSubstr("longest supersteps (1 of 2)"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n +0 +0 +70 +100 +40 +10 +60\n"));
+  const nlohmann::json report = query_json(profile, summary, 1);
+  EXPECT_EQ(report["ops"][0]["name"], "fc1");
+  EXPECT_EQ(report["ops"][0]["amp_macs"], 1024);
+  EXPECT_EQ(report["supersteps"].size(), 2u);
+  EXPECT_EQ(report["supersteps"][1]["cycles"], 30);
+}
+
 TEST(Summary, NoPeakMeansNoRoofline) {
   ProfileData profile = two_tile_profile();
   profile.peak_macs_per_cycle = 0;
@@ -109,6 +162,28 @@ TEST(Summary, RealRunAddsUp) {
   }
   EXPECT_EQ(kernel_sum, worker_cycles);
   EXPECT_NEAR(shares, 1.0, 1e-12);
+  // Every worker serves a graph op of the MLP, and the ops' figures add up.
+  std::uint64_t op_sum = 0, op_macs = 0;
+  std::set<std::string> op_names;
+  for (const OpTotal& op : summary.ops) {
+    op_sum += op.worker_cycles;
+    op_macs += op.amp_macs;
+    op_names.insert(op.name);
+  }
+  EXPECT_EQ(op_sum, worker_cycles);
+  EXPECT_EQ(op_macs, macs);
+  EXPECT_FALSE(op_names.contains("")) << "a worker served no op";
+  EXPECT_TRUE(op_names.contains("gemm1")) << ::testing::PrintToString(op_names);
+  EXPECT_TRUE(op_names.contains("gemm2")) << ::testing::PrintToString(op_names);
+  // Supersteps cover the run.
+  std::uint64_t superstep_cycles = 0, superstep_workers = 0;
+  for (const SuperstepTotal& step : summary.supersteps) {
+    superstep_cycles += step.cycles;
+    superstep_workers += step.worker_cycles;
+  }
+  EXPECT_EQ(superstep_cycles, profile.cycles);
+  EXPECT_EQ(superstep_workers, worker_cycles);
+  EXPECT_EQ(summary.supersteps.size(), summary.syncs + 1);
   for (std::size_t i = 1; i < summary.kernels.size(); ++i)
     EXPECT_GE(summary.kernels[i - 1].worker_cycles, summary.kernels[i].worker_cycles);
   // Every MAC of this FP8 graph is an FP8 MAC: the brief's formula.
