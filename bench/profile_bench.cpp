@@ -51,17 +51,20 @@ void BM_RenderHtmlFullChip(benchmark::State& state) {
 }
 BENCHMARK(BM_RenderHtmlFullChip)->Unit(benchmark::kMillisecond);
 
+// Arg 0: a track per tile; 1: per tile column.
 void BM_ChromeTraceFullChip(benchmark::State& state) {
   const profile::ProfileData& data = full_chip_profile();
+  profile::ChromeTraceOptions options;
+  options.tracks = state.range(0) ? profile::ChromeTraceOptions::Tracks::Columns : profile::ChromeTraceOptions::Tracks::Tiles;
   std::size_t bytes = 0;
   for (auto _ : state) {
-    std::string trace = profile::chrome_trace(data);
-    bytes = trace.size();
+    profile::ChromeTrace trace = profile::chrome_trace(data, options);
+    bytes = trace.json.size();
     benchmark::DoNotOptimize(trace);
   }
   state.counters["trace_bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_ChromeTraceFullChip)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChromeTraceFullChip)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_SummarizeFullChip(benchmark::State& state) {
   const profile::ProfileData& data = full_chip_profile();

@@ -14,6 +14,8 @@
 #include <fmt/core.h>
 
 #include <cerrno>
+#include <charconv>
+#include <limits>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -25,6 +27,7 @@ namespace {
 struct ProfileCommandOptions {
   std::string profile;
   std::string other;  // compare: B
+  std::string tiles, cycles, aggregate;  // export
   std::string output;
   bool json = false;
   std::size_t top = 10;
@@ -61,9 +64,56 @@ void render(const ProfileCommandOptions& options) {
   write_text(options.output, html);
 }
 
+std::uint64_t parse_count(const std::string& text, const char* flag, const std::string& whole, const char* form) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    throw_bad_input(flag, "'{}' is not {}", whole, form);
+  return value;
+}
+
+// "0-63,100" -> 0..63 and 100.
+std::vector<std::uint32_t> parse_tile_list(const std::string& text) {
+  constexpr const char* kForm = "a list of tiles and ranges such as 0-63,100";
+  std::vector<std::uint32_t> tiles;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    const std::string item = text.substr(from, comma - from);
+    const std::size_t dash = item.find('-');
+    const std::uint64_t first = parse_count(item.substr(0, dash), "--tiles", text, kForm);
+    const std::uint64_t last = dash == std::string::npos ? first : parse_count(item.substr(dash + 1), "--tiles", text, kForm);
+    if (last < first) throw_bad_input("--tiles", "range {} runs backwards", item);
+    if (last >= std::numeric_limits<std::uint32_t>::max() || last - first > (1u << 20))
+      throw_bad_input("--tiles", "range {} is larger than any chip", item);
+    for (std::uint64_t tile = first; tile <= last; ++tile) tiles.push_back(static_cast<std::uint32_t>(tile));
+    from = comma + 1;
+  }
+  return tiles;
+}
+
 void export_trace(const ProfileCommandOptions& options) {
   check_output_file("--chrome", options.output);
-  write_text(options.output, profile::chrome_trace(profile::read_profile(options.profile)));
+  profile::ChromeTraceOptions trace;
+  if (!options.tiles.empty()) trace.tiles = parse_tile_list(options.tiles);
+  if (!options.cycles.empty()) {
+    constexpr const char* kForm = "a cycle range A:B (either end may be left out)";
+    const std::size_t colon = options.cycles.find(':');
+    if (colon == std::string::npos) throw_bad_input("--cycles", "'{}' is not {}", options.cycles, kForm);
+    const std::string begin = options.cycles.substr(0, colon), end = options.cycles.substr(colon + 1);
+    if (!begin.empty()) trace.begin = parse_count(begin, "--cycles", options.cycles, kForm);
+    if (!end.empty()) trace.end = parse_count(end, "--cycles", options.cycles, kForm);
+    if (trace.end <= trace.begin) throw_bad_input("--cycles", "{} ends before it begins", options.cycles);
+  }
+  if (options.aggregate == "columns") trace.tracks = profile::ChromeTraceOptions::Tracks::Columns;
+  else if (options.aggregate == "tiles") trace.tracks = profile::ChromeTraceOptions::Tracks::Tiles;
+  const profile::ChromeTrace result = profile::chrome_trace(profile::read_profile(options.profile), trace);
+  write_text(options.output, result.json);
+  if (result.columns && options.aggregate.empty())
+    fmt::print(stderr,
+               "note: one track per tile is over {} MB here, so the trace has one per tile column; "
+               "--tiles or --cycles cut it down, --aggregate tiles keeps every tile\n",
+               trace.auto_limit_bytes / 1'000'000);
 }
 
 void compare(const ProfileCommandOptions& options) {
@@ -107,6 +157,12 @@ void add_profile_commands(CLI::App& app) {
   CLI::App* export_command =
       add_profile_subcommand(*group, "export", "Export as Chrome trace-event JSON (chrome://tracing, Perfetto)", options);
   export_command->add_option("--chrome", options->output, "Trace file to write")->required();
+  export_command->add_option("--tiles", options->tiles, "Only these tiles: 0-63,100");
+  export_command->add_option("--cycles", options->cycles, "Only cycles A:B (events clipped to them)");
+  export_command->add_option("--aggregate", options->aggregate,
+                             "tiles: a track per tile; columns: counters per tile column "
+                             "(default: tiles unless over 50 MB)")
+      ->check(CLI::IsMember({"tiles", "columns"}));
   export_command->callback([options] { export_trace(*options); });
 
   CLI::App* compare_command = add_profile_subcommand(

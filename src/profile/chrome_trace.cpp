@@ -1,85 +1,208 @@
-// Chrome trace-event JSON of a profile: one process per tile (pid = tile + 1,
-// named "tile N"), one thread per context (tid = context + 1: workers 1-6,
-// the supervisor 7), a complete ("X") event per kernel, send and sync wait,
-// an instant ("i") event per halt. Times are microseconds at the profile's
-// clock; every event also carries its cycles in `args`.
+// Chrome trace-event JSON of a profile. Per tile: one process per tile
+// (pid = tile + 1, named "tile N"), one thread per context (tid = context +
+// 1: workers 1-6, the supervisor 7), a complete ("X") event per kernel, send
+// and sync wait, an instant ("i") event per halt. Per column: one process
+// per tile column with counter ("C") events. Times are microseconds at the
+// profile's clock; every event also carries its cycles in `args`.
 #include "profile/profile.h"
 #include "profile/profile_codec.h"
+#include "profile/summary.h"
+#include "support/error.h"
+#include "target/machine.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <iterator>
 
 namespace tilec::profile {
 
 namespace {
 
+// Counter samples per column over the exported cycles: enough to see every
+// superstep of a sweep case, few enough that a full chip stays a few MB.
+constexpr std::uint64_t kColumnBuckets = 2000;
+
 std::string context_name(unsigned context) {
   return context == sim::kSupervisorContext ? "supervisor" : fmt::format("worker {}", context);
 }
 
-}  // namespace
+class TraceWriter {
+ public:
+  TraceWriter(const ProfileData& profile, const ChromeTraceOptions& options)
+      : profile_(profile), options_(options), end_(std::min(options.end, profile.cycles)),
+        microseconds_per_cycle_(1.0 / (profile.clock_ghz * 1e3)) {
+    for (const std::string& label : profile.events.labels) quoted_labels_.push_back(nlohmann::json(label).dump());
+    if (options.tiles.empty()) {
+      for (std::uint32_t tile = 0; tile < profile.tiles; ++tile) tiles_.push_back(tile);
+    } else {
+      tiles_ = options.tiles;
+      std::sort(tiles_.begin(), tiles_.end());
+      tiles_.erase(std::unique(tiles_.begin(), tiles_.end()), tiles_.end());
+    }
+  }
 
-std::string chrome_trace(const ProfileData& profile) {
-  validate_profile(profile);
-  std::vector<std::string> quoted_labels;
-  for (const std::string& label : profile.events.labels) quoted_labels.push_back(nlohmann::json(label).dump());
-  const double microseconds_per_cycle = 1.0 / (profile.clock_ghz * 1e3);
+  std::string tiles() {
+    open();
+    for (std::uint32_t tile : tiles_) tile_process(tile);
+    return close();
+  }
 
-  std::string out;
-  auto write = std::back_inserter(out);
-  fmt::format_to(write, R"({{"displayTimeUnit":"ns","otherData":{{"profile":{},"target":{},"clock_ghz":{},"cycles":{}}},)",
-                 nlohmann::json(profile.name).dump(), nlohmann::json(profile.target).dump(), profile.clock_ghz,
-                 profile.cycles);
-  out += "\"traceEvents\":[";
-  bool first = true;
-  auto separate = [&] {
-    if (!first) out += ",\n";
-    first = false;
-  };
-  for (std::uint32_t tile = 0; tile < profile.events.tiles.size(); ++tile) {
-    const std::vector<sim::ProfileEvent>& events = profile.events.tiles[tile];
-    if (events.empty()) continue;
-    const std::uint32_t pid = tile + 1;
+  std::string columns() {
+    open();
+    const MachineModel machine = machine_by_name(profile_.target);
+    for (std::size_t first = 0; first < tiles_.size();) {
+      std::size_t last = first;
+      while (last < tiles_.size() && machine.column(tiles_[last]) == machine.column(tiles_[first])) ++last;
+      column_process(machine.column(tiles_[first]), first, last);
+      first = last;
+    }
+    return close();
+  }
+
+ private:
+  void open() {
+    out_.clear();
+    first_ = true;
+    fmt::format_to(write(), R"({{"displayTimeUnit":"ns","otherData":{{"profile":{},"target":{},"clock_ghz":{},"cycles":{},"begin_cycle":{},"end_cycle":{}}},)",
+                   nlohmann::json(profile_.name).dump(), nlohmann::json(profile_.target).dump(), profile_.clock_ghz,
+                   profile_.cycles, options_.begin, end_);
+    out_ += "\"traceEvents\":[";
+  }
+  std::string close() {
+    out_ += "]}\n";
+    return std::move(out_);
+  }
+  std::back_insert_iterator<std::string> write() { return std::back_inserter(out_); }
+  void separate() {
+    if (!first_) out_ += ",\n";
+    first_ = false;
+  }
+  double micros(std::uint64_t cycle) const { return static_cast<double>(cycle) * microseconds_per_cycle_; }
+
+  void name_process(std::uint32_t pid, const std::string& name, std::uint32_t order) {
     separate();
-    fmt::format_to(write, R"({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"tile {}"}}}},)", pid, tile);
-    fmt::format_to(write, R"({{"ph":"M","pid":{},"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid, tile);
+    fmt::format_to(write(), R"({{"ph":"M","pid":{},"name":"process_name","args":{{"name":{}}}}},)", pid,
+                   nlohmann::json(name).dump());
+    fmt::format_to(write(), R"({{"ph":"M","pid":{},"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid,
+                   order);
+  }
+
+  void tile_process(std::uint32_t tile) {
+    const std::vector<sim::ProfileEvent>& events = profile_.events.tiles[tile];
+    if (events.empty()) return;
+    const std::uint32_t pid = tile + 1;
+    name_process(pid, fmt::format("tile {}", tile), tile);
     bool used[sim::kSupervisorContext + 1] = {};
     for (const sim::ProfileEvent& event : events) used[event.context] = true;
     for (unsigned context = 0; context <= sim::kSupervisorContext; ++context)
       if (used[context])
-        fmt::format_to(write,
+        fmt::format_to(write(),
                        ",\n"
                        R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}},)"
                        R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})",
                        pid, context + 1, context_name(context), pid, context + 1,
                        context == sim::kSupervisorContext ? 0 : context + 1);
     for (const sim::ProfileEvent& event : events) {
-      separate();
-      const double ts = static_cast<double>(event.begin) * microseconds_per_cycle;
       if (event.kind == sim::ProfileEventKind::Halt) {
-        fmt::format_to(write, R"({{"ph":"i","s":"t","pid":{},"tid":{},"name":"halt","cat":"halt","ts":{},"args":{{"cycle":{}}}}})",
-                       pid, event.context + 1, ts, event.begin);
+        if (event.begin < options_.begin || event.begin > end_) continue;
+        separate();
+        fmt::format_to(write(), R"({{"ph":"i","s":"t","pid":{},"tid":{},"name":"halt","cat":"halt","ts":{},"args":{{"cycle":{}}}}})",
+                       pid, event.context + 1, micros(event.begin), event.begin);
         continue;
       }
-      fmt::format_to(write, R"({{"ph":"X","pid":{},"tid":{},"name":{},"cat":"{}","ts":{},"dur":{},"args":{{"begin_cycle":{},"end_cycle":{})",
-                     pid, event.context + 1, quoted_labels[event.label], event_kind_name(event.kind), ts,
-                     static_cast<double>(event.end - event.begin) * microseconds_per_cycle, event.begin, event.end);
+      const std::uint64_t begin = std::max(event.begin, options_.begin), end = std::min(event.end, end_);
+      if (begin >= end && !(event.begin == event.end && event.begin >= options_.begin && event.begin < end_)) continue;
+      separate();
+      fmt::format_to(write(), R"({{"ph":"X","pid":{},"tid":{},"name":{},"cat":"{}","ts":{},"dur":{},"args":{{"begin_cycle":{},"end_cycle":{})",
+                     pid, event.context + 1, quoted_labels_[event.label], event_kind_name(event.kind), micros(begin),
+                     micros(end - begin), event.begin, event.end);
       switch (event.kind) {
         case sim::ProfileEventKind::WorkerKernel:
-          fmt::format_to(write, R"(,"entry":"{:#x}")", event.detail);
-          if (event.op != sim::kNoOpLabel) fmt::format_to(write, R"(,"op":{})", quoted_labels[event.op]);
+          fmt::format_to(write(), R"(,"entry":"{:#x}")", event.detail);
+          if (event.op != sim::kNoOpLabel) fmt::format_to(write(), R"(,"op":{})", quoted_labels_[event.op]);
           break;
-        case sim::ProfileEventKind::SupervisorExchange: fmt::format_to(write, R"(,"bytes":{})", event.detail); break;
-        case sim::ProfileEventKind::SyncWait: fmt::format_to(write, R"(,"sync":{})", event.detail); break;
+        case sim::ProfileEventKind::SupervisorExchange: fmt::format_to(write(), R"(,"bytes":{})", event.detail); break;
+        case sim::ProfileEventKind::SyncWait: fmt::format_to(write(), R"(,"sync":{})", event.detail); break;
         case sim::ProfileEventKind::Halt: break;
       }
-      out += "}}";
+      out_ += "}}";
     }
   }
-  out += "]}\n";
-  return out;
+
+  // Tiles [first, last) of tiles_, all in `column`: per bucket of cycles,
+  // how many of them were in each phase and how many workers were busy, on
+  // average.
+  void column_process(std::uint32_t column, std::size_t first, std::size_t last) {
+    const std::uint64_t span = end_ - options_.begin;
+    const std::uint64_t width = std::max<std::uint64_t>(1, (span + kColumnBuckets - 1) / kColumnBuckets);
+    const std::size_t buckets = static_cast<std::size_t>((span + width - 1) / width);
+    std::vector<std::array<double, 4>> phases(buckets, std::array<double, 4>{});
+    std::vector<double> workers(buckets, 0);
+    // Adds `length`-weighted `value` over [from, to) into the buckets it meets.
+    auto spread = [&](std::uint64_t from, std::uint64_t to, auto&& add) {
+      from = std::max(from, options_.begin);
+      to = std::min(to, end_);
+      for (std::uint64_t at = from; at < to;) {
+        const std::size_t bucket = static_cast<std::size_t>((at - options_.begin) / width);
+        const std::uint64_t bucket_end = std::min(end_, options_.begin + (bucket + 1) * width);
+        const std::uint64_t until = std::min(to, bucket_end);
+        add(bucket, static_cast<double>(until - at));
+        at = until;
+      }
+    };
+    for (std::size_t i = first; i < last; ++i) {
+      const std::vector<sim::ProfileEvent>& events = profile_.events.tiles[tiles_[i]];
+      for_each_phase_span(events, profile_.cycles, [&](std::uint64_t from, std::uint64_t to, Phase phase) {
+        spread(from, to, [&](std::size_t bucket, double length) { phases[bucket][static_cast<int>(phase)] += length; });
+      });
+      for (const sim::ProfileEvent& event : events)
+        if (event.kind == sim::ProfileEventKind::WorkerKernel)
+          spread(event.begin, event.end, [&](std::size_t bucket, double length) { workers[bucket] += length; });
+    }
+    const std::uint32_t pid = column + 1;
+    name_process(pid, fmt::format("column {} (tiles {}-{}, {} exported)", column, tiles_[first], tiles_[last - 1], last - first),
+                 column);
+    for (std::size_t bucket = 0; bucket < buckets; ++bucket) {
+      const std::uint64_t from = options_.begin + bucket * width;
+      const double length = static_cast<double>(std::min(end_, from + width) - from);
+      const std::array<double, 4>& p = phases[bucket];
+      separate();
+      fmt::format_to(write(), R"({{"ph":"C","pid":{},"name":"tiles","ts":{},"args":{{"compute":{:.3g},"exchange":{:.3g},"sync":{:.3g},"idle":{:.3g}}}}},)",
+                     pid, micros(from), p[0] / length, p[1] / length, p[2] / length, p[3] / length);
+      fmt::format_to(write(), R"({{"ph":"C","pid":{},"name":"busy workers","ts":{},"args":{{"workers":{:.3g}}}}})", pid,
+                     micros(from), workers[bucket] / length);
+    }
+  }
+
+  const ProfileData& profile_;
+  const ChromeTraceOptions& options_;
+  const std::uint64_t end_;
+  const double microseconds_per_cycle_;
+  std::vector<std::string> quoted_labels_;
+  std::vector<std::uint32_t> tiles_;
+  std::string out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+ChromeTrace chrome_trace(const ProfileData& profile, const ChromeTraceOptions& options) {
+  validate_profile(profile);
+  for (std::uint32_t tile : options.tiles)
+    if (tile >= profile.tiles)
+      throw_bad_input("--tiles", "tile {} does not exist (the profile has tiles 0-{})", tile, profile.tiles - 1);
+  const bool whole_run = options.begin == 0 && options.end == std::numeric_limits<std::uint64_t>::max();
+  if (!whole_run && options.begin >= std::min(options.end, profile.cycles))
+    throw_bad_input("--cycles", "cycles from {} hold none of the run's 0:{}", options.begin, profile.cycles);
+  TraceWriter writer(profile, options);
+  using Tracks = ChromeTraceOptions::Tracks;
+  if (options.tracks == Tracks::Columns) return {writer.columns(), true};
+  std::string json = writer.tiles();
+  if (options.tracks == Tracks::Auto && json.size() > options.auto_limit_bytes) return {writer.columns(), true};
+  return {std::move(json), false};
 }
 
 }  // namespace tilec::profile

@@ -7,6 +7,7 @@
 #include "sim/device.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,7 +61,26 @@ std::string kernel_colour(std::string_view name);
 // memory map.
 std::string render_html(const ProfileData& profile);
 
-// Chrome trace-event JSON (chrome://tracing, Perfetto).
-std::string chrome_trace(const ProfileData& profile);
+// What a Chrome trace export holds (docs/profile-format.md, "export").
+struct ChromeTraceOptions {
+  std::vector<std::uint32_t> tiles;  // the tiles exported; empty: every tile
+  // The cycles [begin, end): events overlapping them, clipped to them.
+  std::uint64_t begin = 0;
+  std::uint64_t end = std::numeric_limits<std::uint64_t>::max();
+  // Tiles: one process per tile, every event. Columns: one process per
+  // tile column, counters of its tiles in each phase and its busy workers.
+  // Auto: tiles, unless that is more than `auto_limit_bytes`.
+  enum class Tracks : std::uint8_t { Auto, Tiles, Columns } tracks = Tracks::Auto;
+  std::uint64_t auto_limit_bytes = 50'000'000;
+};
+
+struct ChromeTrace {
+  std::string json;
+  bool columns = false;  // aggregated to tile columns (chosen, or by Auto)
+};
+
+// Chrome trace-event JSON (chrome://tracing, Perfetto). BadInput for a
+// tile the profile lacks or an empty cycle range.
+ChromeTrace chrome_trace(const ProfileData& profile, const ChromeTraceOptions& options = {});
 
 }  // namespace tilec::profile

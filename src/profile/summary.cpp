@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 namespace tilec::profile {
 
@@ -39,7 +40,8 @@ PhaseCycles& PhaseCycles::operator+=(const PhaseCycles& other) {
   return *this;
 }
 
-PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint64_t cycles) {
+void for_each_phase_span(const std::vector<sim::ProfileEvent>& events, std::uint64_t cycles,
+                         const std::function<void(std::uint64_t, std::uint64_t, Phase)>& visit) {
   std::vector<Edge> edges;
   edges.reserve(2 * events.size());
   for (const sim::ProfileEvent& event : events)
@@ -49,15 +51,15 @@ PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint6
     }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.cycle < b.cycle; });
 
-  PhaseCycles phases;
   std::array<int, 3> open{};
   std::uint64_t from = 0;
   auto attribute = [&](std::uint64_t to) {
-    const std::uint64_t length = to - from;
-    if (open[kCompute] > 0) phases.compute += length;
-    else if (open[kExchange] > 0) phases.exchange += length;
-    else if (open[kSync] > 0) phases.sync += length;
-    else phases.idle += length;
+    if (to == from) return;
+    visit(from, to,
+          open[kCompute] > 0    ? Phase::Compute
+          : open[kExchange] > 0 ? Phase::Exchange
+          : open[kSync] > 0     ? Phase::Sync
+                                : Phase::Idle);
     from = to;
   };
   for (const Edge& edge : edges) {
@@ -65,6 +67,19 @@ PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint6
     open[edge.activity] += edge.delta;
   }
   attribute(cycles);
+}
+
+PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint64_t cycles) {
+  PhaseCycles phases;
+  for_each_phase_span(events, cycles, [&](std::uint64_t from, std::uint64_t to, Phase phase) {
+    const std::uint64_t length = to - from;
+    switch (phase) {
+      case Phase::Compute: phases.compute += length; break;
+      case Phase::Exchange: phases.exchange += length; break;
+      case Phase::Sync: phases.sync += length; break;
+      case Phase::Idle: phases.idle += length; break;
+    }
+  });
   return phases;
 }
 

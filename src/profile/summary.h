@@ -14,6 +14,7 @@
 #include "profile/profile.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +97,13 @@ struct ProfileSummary {
   std::vector<SuperstepTotal> supersteps;  // in order
   std::vector<TileSummary> tiles_by_index;
 };
+
+enum class Phase : std::uint8_t { Compute, Exchange, Sync, Idle };
+
+// One tile's [0, cycles) as consecutive spans, each in the phase the rules
+// above give it: visit(from, to, phase) in order, from < to.
+void for_each_phase_span(const std::vector<sim::ProfileEvent>& events, std::uint64_t cycles,
+                         const std::function<void(std::uint64_t, std::uint64_t, Phase)>& visit);
 
 // The phases of one tile's events over [0, cycles).
 PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint64_t cycles);

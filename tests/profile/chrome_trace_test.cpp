@@ -1,6 +1,7 @@
 // The Chrome trace export parses as JSON and holds every event once, with
 // its tile, context, name and time.
 #include "profile_test_support.h"
+#include "support/error.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -13,7 +14,7 @@ namespace {
 
 TEST(ChromeTrace, HoldsEveryEventOfARealRun) {
   const ProfileData& profile = testing::mlp_profile();
-  const nlohmann::json trace = nlohmann::json::parse(chrome_trace(profile));
+  const nlohmann::json trace = nlohmann::json::parse(chrome_trace(profile).json);
   ASSERT_TRUE(trace["traceEvents"].is_array());
   EXPECT_EQ(trace["otherData"]["cycles"], profile.cycles);
 
@@ -77,7 +78,7 @@ TEST(ChromeTrace, EscapesNames) {
   profile.events.labels[4] = "k\\1\"";
   profile.events.tiles[0] = {testing::kernel(0, 0, 10), testing::send(10, 20), testing::sync_wait(20, 90, 0),
                              testing::halt(90)};
-  const nlohmann::json trace = nlohmann::json::parse(chrome_trace(profile));
+  const nlohmann::json trace = nlohmann::json::parse(chrome_trace(profile).json);
   EXPECT_EQ(trace["otherData"]["profile"], profile.name);
   bool found = false;
   for (const nlohmann::json& event : trace["traceEvents"])
@@ -91,6 +92,91 @@ TEST(ChromeTrace, EscapesNames) {
       EXPECT_EQ(event["args"]["sync"], 0);
     }
   EXPECT_TRUE(found);
+}
+
+// Only the chosen tiles, and only events that overlap the chosen cycles,
+// clipped to them.
+TEST(ChromeTrace, TilesAndCyclesCutItDown) {
+  const ProfileData& profile = testing::mlp_profile();
+  ChromeTraceOptions options;
+  options.tiles = {3, 0, 3};
+  options.begin = profile.cycles / 4;
+  options.end = profile.cycles / 2;
+  const ChromeTrace trace = chrome_trace(profile, options);
+  EXPECT_FALSE(trace.columns);
+  const double to_micros = 1.0 / (profile.clock_ghz * 1e3);
+  std::map<int, std::size_t> spans;
+  const nlohmann::json parsed = nlohmann::json::parse(trace.json);
+  for (const nlohmann::json& event : parsed["traceEvents"]) {
+    const int pid = event["pid"];
+    EXPECT_TRUE(pid == 1 || pid == 4) << event.dump();
+    if (event["ph"] != "X") continue;
+    ++spans[pid];
+    EXPECT_GE(event["ts"].get<double>(), static_cast<double>(options.begin) * to_micros - 1e-9);
+    EXPECT_LE(event["ts"].get<double>() + event["dur"].get<double>(), static_cast<double>(options.end) * to_micros + 1e-9);
+  }
+  for (std::uint32_t tile : {0u, 3u}) {
+    std::size_t overlapping = 0;
+    for (const sim::ProfileEvent& event : profile.events.tiles[tile])
+      if (event.kind != sim::ProfileEventKind::Halt && event.begin < options.end && event.end > options.begin) ++overlapping;
+    EXPECT_GT(overlapping, 0u);
+    EXPECT_EQ(spans[static_cast<int>(tile) + 1], overlapping) << "tile " << tile;
+  }
+}
+
+TEST(ChromeTrace, BadTilesAndCyclesAreBadInput) {
+  const ProfileData& profile = testing::mlp_profile();
+  ChromeTraceOptions options;
+  options.tiles = {16};
+  EXPECT_THROW(chrome_trace(profile, options), Error);
+  options.tiles = {};
+  options.begin = profile.cycles;
+  EXPECT_THROW(chrome_trace(profile, options), Error);
+}
+
+// Two columns of 64 tiles; tile 0 computes for half the run on one worker,
+// tile 64 sends for a tenth of it.
+TEST(ChromeTrace, ColumnsCountTheirTilesInEachPhase) {
+  ProfileData profile = testing::blank_profile(128, 100);
+  profile.events.tiles[0] = {testing::kernel(0, 0, 50), testing::halt(100)};
+  profile.events.tiles[64] = {testing::send(0, 10), testing::halt(100)};
+  profile.tile_stats[0].halt_cycle = profile.tile_stats[64].halt_cycle = 100;
+  ChromeTraceOptions options;
+  options.tracks = ChromeTraceOptions::Tracks::Columns;
+  const ChromeTrace trace = chrome_trace(profile, options);
+  EXPECT_TRUE(trace.columns);
+  std::map<std::pair<int, std::string>, std::vector<nlohmann::json>> counters;
+  std::set<std::string> processes;
+  const nlohmann::json parsed = nlohmann::json::parse(trace.json);
+  for (const nlohmann::json& event : parsed["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "process_name") processes.insert(event["args"]["name"]);
+    if (event["ph"] == "C") counters[{event["pid"].get<int>(), event["name"].get<std::string>()}].push_back(event["args"]);
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"column 0 (tiles 0-63, 64 exported)", "column 1 (tiles 64-127, 64 exported)"}));
+  // One sample a cycle for a 100-cycle run.
+  const std::vector<nlohmann::json>& first = counters[std::make_pair(1, std::string("tiles"))];
+  ASSERT_EQ(first.size(), 100u);
+  EXPECT_EQ(first[10]["compute"], 1.0);
+  EXPECT_EQ(first[10]["idle"], 63.0);
+  EXPECT_EQ(first[60]["compute"], 0.0);
+  const std::vector<nlohmann::json>& workers = counters[std::make_pair(1, std::string("busy workers"))];
+  const std::vector<nlohmann::json>& second = counters[std::make_pair(2, std::string("tiles"))];
+  ASSERT_EQ(workers.size(), 100u);
+  ASSERT_EQ(second.size(), 100u);
+  EXPECT_EQ(workers[10]["workers"], 1.0);
+  EXPECT_EQ(second[5]["exchange"], 1.0);
+  EXPECT_EQ(second[50]["exchange"], 0.0);
+}
+
+// Auto keeps a track per tile until the output passes its limit.
+TEST(ChromeTrace, AutoTurnsToColumnsPastItsLimit) {
+  const ProfileData& profile = testing::mlp_profile();
+  ChromeTraceOptions options;
+  EXPECT_FALSE(chrome_trace(profile, options).columns);
+  options.auto_limit_bytes = 1000;
+  const ChromeTrace trace = chrome_trace(profile, options);
+  EXPECT_TRUE(trace.columns);
+  EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(trace.json)));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 namespace tilec::profile {
 namespace {
 
@@ -103,6 +105,36 @@ TEST(ProfileCommands, UsageErrorsExitTwo) {
   EXPECT_EQ(run_tilec("profile query " + profile_file() + " --top -1", "negative_top").exit_code, 2);
   EXPECT_EQ(run_tilec("profile", "no_subcommand").exit_code, 2);
   EXPECT_EQ(run_tilec("profile compare " + profile_file(), "compare_one").exit_code, 2);
+}
+
+TEST(ProfileCommands, ExportFiltersAndTheirErrors) {
+  const std::string trace = temp_path("cut.json");
+  const testing::CommandResult cut =
+      run_tilec("profile export " + profile_file() + " --chrome " + trace + " --tiles 0-1,5 --cycles 100:", "cut");
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  std::set<int> pids;
+  const nlohmann::json parsed = nlohmann::json::parse(testing::read_text(trace));
+  for (const nlohmann::json& event : parsed["traceEvents"])
+    pids.insert(event["pid"].get<int>());
+  EXPECT_EQ(pids, (std::set<int>{1, 2, 6}));
+  const testing::CommandResult columns =
+      run_tilec("profile export " + profile_file() + " --chrome " + trace + " --aggregate columns", "columns");
+  ASSERT_EQ(columns.exit_code, 0) << columns.err;
+  EXPECT_THAT(testing::read_text(trace), HasSubstr("\"ph\":\"C\""));
+  const std::string out = " --chrome " + temp_path("bad.json");
+  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --tiles 3-x", "tiles_word"), 2,
+                        "--tiles: '3-x' is not a list of tiles and ranges such as 0-63,100");
+  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --tiles 9-2", "tiles_back"), 2,
+                        "--tiles: range 9-2 runs backwards");
+  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --tiles 16", "tiles_out"), 2,
+                        "--tiles: tile 16 does not exist (the profile has tiles 0-15)");
+  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --cycles 40", "cycles_colon"), 2,
+                        "--cycles: '40' is not a cycle range A:B");
+  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --cycles 50:40", "cycles_back"), 2,
+                        "--cycles: 50:40 ends before it begins");
+  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --cycles 99999999:", "cycles_late"), 2,
+                        "--cycles: cycles from 99999999 hold none of the run's");
+  EXPECT_EQ(run_tilec("profile export " + profile_file() + out + " --aggregate rows", "aggregate").exit_code, 2);
 }
 
 TEST(ProfileCommands, CompareOfARunWithItselfChangesNothing) {
