@@ -146,13 +146,15 @@ std::string comparison_html(const Comparison& comparison) {
                       "<br><span class=\"b\" style=\"display:inline-block;width:14px\"></span> B {}</p>\n",
                       escaped(comparison.a_name), escaped(comparison.b_name));
   for (const ComparedSection& section : comparison.sections) {
-    double most = 1;
-    for (const ComparedFigure& figure : section.figures) most = std::max({most, figure.a, figure.b});
+    // Totals mix units: each row's bars share its own scale there.
+    double section_most = 1;
+    for (const ComparedFigure& figure : section.figures) section_most = std::max({section_most, figure.a, figure.b});
     html += fmt::format("<h2>{}{}</h2><table id=\"{}\"><tr><th></th><th>A</th><th>B</th><th>B &minus; A</th>"
                         "<th>B / A</th><th class=\"bar\"></th></tr>\n",
                         escaped(section.title), section.unit.empty() ? "" : " <small>(" + section.unit + ")</small>",
                         section.title);
-    for (const ComparedFigure& figure : section.figures)
+    for (const ComparedFigure& figure : section.figures) {
+      const double most = section.unit.empty() ? std::max({1.0, figure.a, figure.b}) : section_most;
       html += fmt::format(
           "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td class=\"bar\">"
           "<div class=\"a\" style=\"width:{:.1f}%\"></div><div class=\"b\" style=\"width:{:.1f}%\"></div></td></tr>\n",
@@ -160,6 +162,7 @@ std::string comparison_html(const Comparison& comparison) {
           grouped(static_cast<std::uint64_t>(std::llround(figure.b))),
           figure.delta() > 0 ? "up" : figure.delta() < 0 ? "down" : "", signed_grouped(figure.delta()),
           ratio_text(figure), 100 * figure.a / most, 100 * figure.b / most);
+    }
     html += "</table>\n";
   }
   html += "</body></html>\n";

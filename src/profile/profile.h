@@ -28,6 +28,8 @@ struct ProfileData {
   sim::Profile events;
   // Tile 0's planned memory map (every tile uses the same addresses).
   std::vector<package::Region> regions;
+  // The package's exchange groups, for the members of a multicast send.
+  std::vector<std::vector<std::uint32_t>> exchange_groups;
   std::uint32_t peak_tile_bytes = 0;
 };
 

@@ -19,7 +19,7 @@ constexpr std::array<package::RegionKind, 5> kRegionKinds{
     package::RegionKind::ExchangeBuffer, package::RegionKind::Scratch};
 
 // Fields of one event in the flat per-tile arrays, in this order.
-constexpr std::size_t kEventFields = 9;
+constexpr std::size_t kEventFields = 10;
 
 // "where: " or nothing, in front of a message about the body's top level.
 std::string lead(const std::string& where) { return where.empty() ? "" : where + ": "; }
@@ -119,6 +119,7 @@ json encode_events(const std::vector<sim::ProfileEvent>& events) {
     flat.push_back(event.op);
     flat.push_back(event.amp_instructions);
     flat.push_back(event.amp_macs);
+    flat.push_back(event.peer);
   }
   return flat;
 }
@@ -148,6 +149,7 @@ std::vector<sim::ProfileEvent> decode_events(const json& flat, const std::string
     event.op = u32_field(6, "op");
     event.amp_instructions = u32_field(7, "amp_instructions");
     event.amp_macs = u32_field(8, "amp_macs");
+    event.peer = u32_field(9, "peer");
   }
   return events;
 }
@@ -171,6 +173,17 @@ void validate_events(const ProfileData& profile, std::size_t tile) {
       fail(fmt::format("op {} is out of range ({} labels)", event.op, profile.events.labels.size()));
     if (!worker && (event.op != sim::kNoOpLabel || event.amp_instructions != 0 || event.amp_macs != 0))
       fail(fmt::format("a {} event carries an op or AMP work", event_kind_name(event.kind)));
+    if (event.kind == sim::ProfileEventKind::SupervisorExchange) {
+      if (event.peer & sim::kMulticastPeer) {
+        if ((event.peer & ~sim::kMulticastPeer) >= profile.exchange_groups.size())
+          fail(fmt::format("sends to exchange group {} of {}", event.peer & ~sim::kMulticastPeer,
+                           profile.exchange_groups.size()));
+      } else if (event.peer >= profile.tiles) {
+        fail(fmt::format("sends to tile {} of {}", event.peer, profile.tiles));
+      }
+    } else if (event.peer != 0) {
+      fail(fmt::format("a {} event names a peer", event_kind_name(event.kind)));
+    }
     if (event.kind == sim::ProfileEventKind::SyncWait && event.detail != syncs++)
       fail(fmt::format("waits at sync {} where sync {} comes next", event.detail, syncs - 1));
     if (event.begin > event.end) fail(fmt::format("begins in cycle {} after it ends ({})", event.begin, event.end));
@@ -232,6 +245,7 @@ json encode_profile_json(const ProfileData& profile) {
           {"peak_tile_bytes", profile.peak_tile_bytes},
           {"labels", profile.events.labels},
           {"regions", std::move(regions)},
+          {"exchange_groups", profile.exchange_groups},
           {"tile_stats", std::move(stats)},
           {"events", std::move(events)}};
 }
@@ -261,6 +275,17 @@ ProfileData decode_profile_json(const json& body) {
     region.size = u32_member(regions[i], "size", where);
     region.kind = region_kind_named(string_value(member(regions[i], "kind", where), where + ".kind"), where + ".kind");
     profile.regions.push_back(std::move(region));
+  }
+
+  const json& groups = array_member(body, "exchange_groups", "");
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::string where = fmt::format("exchange_groups[{}]", g);
+    if (!groups[g].is_array()) throw_bad_input("", "{}: expected an array, got {}", where, groups[g].type_name());
+    std::vector<std::uint32_t> members;
+    for (std::size_t i = 0; i < groups[g].size(); ++i)
+      members.push_back(static_cast<std::uint32_t>(unsigned_value(groups[g][i], fmt::format("{}[{}]", where, i),
+                                                                  std::numeric_limits<std::uint32_t>::max())));
+    profile.exchange_groups.push_back(std::move(members));
   }
 
   const json& stats = array_member(body, "tile_stats", "");
@@ -293,6 +318,10 @@ void validate_profile(const ProfileData& profile) {
                       profile.tile_stats[tile].halt_cycle, profile.cycles);
     validate_events(profile, tile);
   }
+  for (std::size_t g = 0; g < profile.exchange_groups.size(); ++g)
+    for (std::uint32_t member : profile.exchange_groups[g])
+      if (member >= profile.tiles)
+        throw_bad_input("", "exchange group {} lists tile {} of {}", g, member, profile.tiles);
   for (std::size_t i = 0; i < profile.regions.size(); ++i) {
     const package::Region& region = profile.regions[i];
     if (region.address < machine.memory_begin || region.address > machine.memory_end ||

@@ -30,6 +30,27 @@ json tile_json(const TileSummary& tile) {
           {"phases", phases_json(tile.phases)}};
 }
 
+// "tile 5", or "group 3 (64 tiles)" for a multicast.
+std::string peer_text(const ProfileData& profile, std::uint32_t peer) {
+  if (!(peer & sim::kMulticastPeer)) return fmt::format("tile {}", peer);
+  const std::uint32_t group = peer & ~sim::kMulticastPeer;
+  return fmt::format("group {} ({} tiles)", group, profile.exchange_groups[group].size());
+}
+
+json peer_json(const ProfileData& profile, std::uint32_t peer) {
+  if (!(peer & sim::kMulticastPeer)) return {{"tile", peer}};
+  const std::uint32_t group = peer & ~sim::kMulticastPeer;
+  return {{"group", group}, {"tiles", profile.exchange_groups[group]}};
+}
+
+}  // namespace
+
+json traffic_matrix_json(const ExchangeTraffic& traffic) {
+  return {{"tiles_per_cell", traffic.tiles_per_cell}, {"cells", traffic.cells}, {"bytes", traffic.cell_bytes}};
+}
+
+namespace {
+
 // Workers outside every task symbol (hand-written code, an older package).
 std::string op_display_name(const OpTotal& op) { return op.name.empty() ? "(no op)" : op.name; }
 
@@ -91,12 +112,27 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
     longest.resize(shown);
     line("");
     line(fmt::format("longest supersteps ({} of {})", shown, summary.supersteps.size()));
-    line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14}", "superstep", "begin", "cycles",
-                     "worker-cycles", "bytes sent", "send cycles", "sync cycles"));
+    line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14} {:>7} {:>7}", "superstep", "begin", "cycles",
+                     "worker-cycles", "bytes sent", "send cycles", "sync cycles", "out", "in"));
     for (const SuperstepTotal& step : longest)
-      line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14}", step.index, grouped(step.begin),
+      line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14} {:>7} {:>7}", step.index, grouped(step.begin),
                        grouped(step.cycles), grouped(step.worker_cycles), grouped(step.exchange_bytes),
-                       grouped(step.exchange_cycles), grouped(step.sync_cycles)));
+                       grouped(step.exchange_cycles), grouped(step.sync_cycles), percent(step.busiest_send_share),
+                       percent(step.busiest_receive_share)));
+    line("(out, in: the busiest tile's share of its exchange bandwidth over the superstep)");
+  }
+
+  if (!summary.traffic.pairs.empty()) {
+    const std::size_t shown = std::min(top, summary.traffic.pairs.size());
+    line("");
+    line(fmt::format("heaviest transfers ({} of {} source-peer pairs, {} bytes)", shown,
+                     grouped(summary.traffic.pairs.size()), grouped(summary.exchange_bytes)));
+    line(fmt::format("{:>6}  {:<24} {:>14} {:>8} {:>15}", "source", "to", "bytes", "sends", "first superstep"));
+    for (std::size_t i = 0; i < shown; ++i) {
+      const PeerTraffic& pair = summary.traffic.pairs[i];
+      line(fmt::format("{:>6}  {:<24} {:>14} {:>8} {:>15}", pair.source, peer_text(profile, pair.peer),
+                       grouped(pair.bytes), grouped(pair.sends), pair.first_superstep));
+    }
   }
 
   const std::vector<TileSummary> busiest = busiest_tiles(summary, top);
@@ -153,7 +189,18 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
                           {"worker_cycles", step.worker_cycles},
                           {"exchange_bytes", step.exchange_bytes},
                           {"exchange_cycles", step.exchange_cycles},
-                          {"sync_cycles", step.sync_cycles}});
+                          {"sync_cycles", step.sync_cycles},
+                          {"busiest_send_share", step.busiest_send_share},
+                          {"busiest_receive_share", step.busiest_receive_share}});
+  json transfers = json::array();
+  for (std::size_t i = 0; i < std::min(top, summary.traffic.pairs.size()); ++i) {
+    const PeerTraffic& pair = summary.traffic.pairs[i];
+    transfers.push_back({{"source", pair.source},
+                         {"to", peer_json(profile, pair.peer)},
+                         {"bytes", pair.bytes},
+                         {"sends", pair.sends},
+                         {"first_superstep", pair.first_superstep}});
+  }
   json tiles = json::array();
   for (const TileSummary& tile : summary.tiles_by_index) tiles.push_back(tile_json(tile));
   json busiest = json::array();
@@ -165,6 +212,8 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
                  {"kernels", std::move(kernels)},
                  {"ops", std::move(ops)},
                  {"supersteps", std::move(supersteps)},
+                 {"heaviest_transfers", std::move(transfers)},
+                 {"traffic_matrix", traffic_matrix_json(summary.traffic)},
                  {"busiest_tiles", std::move(busiest)},
                  {"tiles_by_index", std::move(tiles)}});
   return report;

@@ -18,6 +18,10 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
 // The same figures; `tiles` lists every tile, `busiest_tiles` the top ones.
 nlohmann::json query_json(const ProfileData& profile, const ProfileSummary& summary, std::size_t top);
 
+// The tile-to-tile byte matrix: {tiles_per_cell, cells, bytes (row-major,
+// source rows)}.
+nlohmann::json traffic_matrix_json(const ExchangeTraffic& traffic);
+
 // The run's totals both the query and the page report: name, target,
 // active tiles, clock, syncs, exchanged bytes, worker cycles, AMP work,
 // roofline figures and the phases.

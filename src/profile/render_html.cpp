@@ -40,6 +40,9 @@ namespace {
 
 using nlohmann::json;
 
+// The heaviest source-peer pairs the page lists.
+constexpr std::size_t kPageTransfers = 12;
+
 // Per-tile figures on the page, one flat array with this stride.
 constexpr const char* kTileStatFields[] = {
     "halt_cycle",   "bundles",    "amp_macs_fp8",   "amp_macs_fp16",    "amp_macs_fp32",
@@ -102,6 +105,11 @@ std::string page_data(const ProfileData& profile) {
                    {"share", op.share},
                    {"amp_macs", op.amp_macs},
                    {"amp_utilisation", op.amp_utilisation}});
+  // Per superstep: [begin, cycles, bytes sent, busiest out share, busiest in share].
+  json supersteps = json::array();
+  for (const SuperstepTotal& step : summary.supersteps)
+    supersteps.push_back({step.begin, step.cycles, step.exchange_bytes, step.busiest_send_share, step.busiest_receive_share});
+  const nlohmann::json query = query_json(profile, summary, kPageTransfers);
   json regions = regions_json(profile.regions);
   json head = totals_json(profile, summary);
   head.update({
@@ -113,6 +121,9 @@ std::string page_data(const ProfileData& profile) {
       {"labels", profile.events.labels},
       {"kernels", std::move(kernels)},
       {"ops", std::move(ops)},
+      {"supersteps", std::move(supersteps)},
+      {"traffic_matrix", traffic_matrix_json(summary.traffic)},
+      {"heaviest_transfers", query["heaviest_transfers"]},
       {"no_op_label", sim::kNoOpLabel},
       {"regions", std::move(regions)},
       {"tile_stat_fields", kTileStatFields},

@@ -85,7 +85,7 @@ PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint6
 
 namespace {
 
-std::vector<OpTotal> op_totals(const ProfileData& profile, std::uint64_t worker_cycles) {
+std::vector<OpTotal> op_totals(const ProfileData& profile, std::uint64_t worker_cycles, const MachineModel& machine) {
   std::vector<OpTotal> ops(profile.events.labels.size());
   for (std::uint32_t label = 0; label < ops.size(); ++label) {
     ops[label].label = label;
@@ -103,7 +103,7 @@ std::vector<OpTotal> op_totals(const ProfileData& profile, std::uint64_t worker_
   std::erase_if(ops, [](const OpTotal& op) { return op.calls == 0; });
   for (OpTotal& op : ops) {
     op.share = static_cast<double>(op.worker_cycles) / static_cast<double>(std::max<std::uint64_t>(worker_cycles, 1));
-    const double issue_slots = static_cast<double>(op.worker_cycles) / sim::kSupervisorContext;
+    const double issue_slots = static_cast<double>(op.worker_cycles) / machine.issue_slots;
     op.amp_utilisation = issue_slots > 0 ? static_cast<double>(op.amp_instructions) / issue_slots : 0.0;
   }
   std::stable_sort(ops.begin(), ops.end(),
@@ -193,12 +193,13 @@ ProfileSummary summarize(const ProfileData& profile) {
   std::stable_sort(kernels.begin(), kernels.end(),
                    [](const KernelTotal& a, const KernelTotal& b) { return a.worker_cycles > b.worker_cycles; });
   summary.kernels = std::move(kernels);
-  summary.ops = op_totals(profile, summary.worker_cycles);
+  const MachineModel machine = machine_by_name(profile.target);
+  summary.ops = op_totals(profile, summary.worker_cycles, machine);
   summary.supersteps = superstep_totals(profile, summary.syncs);
+  summary.traffic = exchange_traffic(profile, summary.supersteps);
 
   const double capacity = static_cast<double>(profile.cycles) * profile.tiles;
   if (capacity > 0) {
-    const MachineModel machine = machine_by_name(profile.target);
     double amp_cycles = 0;
     for (const sim::TileStats& stats : profile.tile_stats)
       for (AmpPrecision precision : {AmpPrecision::Fp8, AmpPrecision::Fp16, AmpPrecision::Fp32})

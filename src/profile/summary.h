@@ -49,8 +49,8 @@ struct OpTotal {
   std::uint64_t amp_instructions = 0;
   std::uint64_t amp_macs = 0;
   double share = 0;  // of every kernel's worker-cycles
-  // Share of the workers' issue slots (one in kSupervisorContext cycles
-  // each) that carried an AMP instruction.
+  // Share of the workers' issue slots (one in MachineModel::issue_slots
+  // cycles each) that carried an AMP instruction.
   double amp_utilisation = 0;
 };
 
@@ -64,6 +64,32 @@ struct SuperstepTotal {
   std::uint64_t exchange_bytes = 0;   // bytes sent
   std::uint64_t exchange_cycles = 0;  // tile-cycles of sends
   std::uint64_t sync_cycles = 0;      // tile-cycles waiting at its sync
+  // The largest share of one tile's exchange bandwidth (bytes per cycle
+  // over the superstep's cycles) its sends, and its arriving bytes, used.
+  double busiest_send_share = 0;
+  double busiest_receive_share = 0;
+};
+
+// Bytes one tile sent to one peer (a tile, or sim::kMulticastPeer | group)
+// over the run.
+struct PeerTraffic {
+  std::uint32_t source = 0;
+  std::uint32_t peer = 0;
+  std::uint64_t bytes = 0;  // sent once, however many tiles a multicast reaches
+  std::uint64_t sends = 0;
+  std::uint32_t first_superstep = 0;
+};
+
+constexpr std::uint32_t kTrafficTileCells = 64;
+
+struct ExchangeTraffic {
+  std::vector<PeerTraffic> pairs;  // most bytes first (ties: source, then peer)
+  // Bytes arriving, multicasts counted at every member, between cells of
+  // `tiles_per_cell` tiles (a tile up to kTrafficTileCells tiles, a tile
+  // column beyond): [source cell x cells + destination cell].
+  std::uint32_t tiles_per_cell = 1;
+  std::uint32_t cells = 0;
+  std::vector<std::uint64_t> cell_bytes;
 };
 
 struct TileSummary {
@@ -95,6 +121,7 @@ struct ProfileSummary {
   std::vector<KernelTotal> kernels;  // most worker-cycles first
   std::vector<OpTotal> ops;          // most worker-cycles first
   std::vector<SuperstepTotal> supersteps;  // in order
+  ExchangeTraffic traffic;
   std::vector<TileSummary> tiles_by_index;
 };
 
@@ -110,6 +137,10 @@ PhaseCycles tile_phases(const std::vector<sim::ProfileEvent>& events, std::uint6
 
 // BadInput when the profile is not valid (validate_profile).
 ProfileSummary summarize(const ProfileData& profile);
+
+// The run's exchange by source and peer and by tile column, and each
+// superstep's busiest_*_share (traffic.cpp).
+ExchangeTraffic exchange_traffic(const ProfileData& profile, std::vector<SuperstepTotal>& supersteps);
 
 // The `count` tiles with the most busy worker-cycles (ties: lower tile
 // first), most first.

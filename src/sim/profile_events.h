@@ -41,7 +41,12 @@ struct ProfileEvent {
   // WorkerKernel: the AMP instructions the worker issued and their MACs.
   std::uint32_t amp_instructions = 0;
   std::uint32_t amp_macs = 0;
+  // SupervisorExchange: where the bytes go, as `send` names it: a tile, or
+  // kMulticastPeer | an exchange group of the package; 0 otherwise.
+  std::uint32_t peer = 0;
 };
+
+constexpr std::uint32_t kMulticastPeer = 0x80000000u;
 
 struct Profile {
   // Kernel labels are the package symbol whose address is the worker's

@@ -337,7 +337,8 @@ SEMANTICS(Send) {
   x.stall_until = x.cycle + bytes / 4;
   if constexpr (X::kTracing)
     tile.events.push_back(ProfileEvent{x.cycle, x.cycle + bytes / 4, kExchangeLabel, bytes,
-                                       ProfileEventKind::SupervisorExchange, kSupervisorContext});
+                                       ProfileEventKind::SupervisorExchange, kSupervisorContext, kNoOpLabel, 0, 0,
+                                       destination >> 31 ? kMulticastPeer | (destination & 0xffffu) : destination});
 }
 
 SEMANTICS(Recv) {

@@ -83,13 +83,25 @@ TEST_F(Browser, PageLoadsWithoutErrorsAndDrawsTheTimeline) {
   // The tables were filled from the data.
   EXPECT_THAT(result.out, HasSubstr("<td class=\"name\"><span class=\"swatch\""));
   EXPECT_THAT(result.out, HasSubstr("kernel library"));
+  // The graph ops, and the exchange views: bars per superstep, the traffic
+  // matrix (one cell per tile of the 16) and the heaviest transfers.
+  EXPECT_THAT(result.out, HasSubstr("<th class=\"name\">graph op</th>"));
+  EXPECT_THAT(result.out, HasSubstr("gemm1"));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("<div id=\"superstep-chart\"><svg [^>]*><rect [^>]*><title>superstep 0 "));
+  const std::size_t matrix = result.out.find("<table id=\"traffic-matrix\"");
+  ASSERT_NE(matrix, std::string::npos);
+  const std::string cells = result.out.substr(matrix, result.out.find("</table>", matrix) - matrix);
+  std::size_t count = 0;
+  for (std::size_t at = cells.find("<td "); at != std::string::npos; at = cells.find("<td ", at + 1)) ++count;
+  EXPECT_EQ(count, 16u * 16u);
+  EXPECT_THAT(result.out, HasSubstr("heaviest transfers: from"));
 }
 
 TEST_F(Browser, ScreenshotIsAPictureOfThePage) {
   const std::string png = (output_directory() / "mlp-report.png").string();
   std::filesystem::remove(png);
   const testing::CommandResult result = chromium(
-      "--window-size=1400,1300 --hide-scrollbars --virtual-time-budget=3000 --screenshot='" + png + "' 'file://" +
+      "--window-size=1400,2300 --hide-scrollbars --virtual-time-budget=3000 --screenshot='" + png + "' 'file://" +
           report_ + "'",
       "screenshot");
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -103,7 +115,7 @@ TEST_F(Browser, ScreenshotIsAPictureOfThePage) {
            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + 3]));
   };
   EXPECT_EQ(big_endian(16), 1400u);  // IHDR width
-  EXPECT_EQ(big_endian(20), 1300u);  // IHDR height
+  EXPECT_EQ(big_endian(20), 2300u);  // IHDR height: the whole page, exchange views included
   // A blank page compresses to a few kilobytes; the report is far richer.
   EXPECT_GT(bytes.size(), 40'000u);
 }

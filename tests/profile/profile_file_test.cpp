@@ -37,6 +37,7 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
   EXPECT_EQ(a.peak_macs_per_cycle, b.peak_macs_per_cycle);
   EXPECT_EQ(a.peak_tile_bytes, b.peak_tile_bytes);
   EXPECT_EQ(a.events.labels, b.events.labels);
+  EXPECT_EQ(a.exchange_groups, b.exchange_groups);
   ASSERT_EQ(a.regions.size(), b.regions.size());
   for (std::size_t i = 0; i < a.regions.size(); ++i) {
     EXPECT_EQ(a.regions[i].name, b.regions[i].name);
@@ -70,6 +71,7 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
       EXPECT_EQ(x.op, y.op);
       EXPECT_EQ(x.amp_instructions, y.amp_instructions);
       EXPECT_EQ(x.amp_macs, y.amp_macs);
+      EXPECT_EQ(x.peer, y.peer);
     }
   }
 }
@@ -92,7 +94,10 @@ TEST(ProfileFile, RoundTripsEveryFieldOfAHandMadeProfile) {
   sim::ProfileEvent gemm = testing::kernel(5, 0, 10, 4, 6);
   gemm.amp_instructions = 3;
   gemm.amp_macs = 384;
-  profile.events.tiles[1] = {gemm, testing::send(20, 30), testing::sync_wait(30, 900, 0), testing::halt(999)};
+  sim::ProfileEvent multicast = testing::send(20, 30);
+  multicast.peer = sim::kMulticastPeer | 1;
+  profile.exchange_groups = {{0}, {0, 1}};
+  profile.events.tiles[1] = {gemm, multicast, testing::sync_wait(30, 900, 0), testing::halt(999)};
   profile.regions = {{"w1", 0x80000, 4096, package::RegionKind::Tensor},
                      {"code", 0x4c000, 100, package::RegionKind::Code},
                      {"args", 0x4d000, 8, package::RegionKind::Arguments},
@@ -172,7 +177,7 @@ TEST(ProfileFileErrors, Header) {
   std::vector<std::uint8_t> magic = file;
   magic[7] = 'G';
   expect_bad_file(magic, "not a tilec profile (bad magic)");
-  expect_bad_file(framed(good_body().dump(), 1), "profile format version 1 is not supported (this tilec reads version 2)");
+  expect_bad_file(framed(good_body().dump(), 2), "profile format version 2 is not supported (this tilec reads version 3)");
   expect_bad_file(framed(good_body().dump(), kFormatVersion, 4), "unknown header flags 0x4");
 }
 
@@ -246,23 +251,48 @@ const BodyCase kBodyCases[] = {
     {"label out of range", [](nlohmann::json& b) { b["events"][0][4] = 999; }, "tile 0 event 0: label 999 is out of range"},
     {"sync out of order", [](nlohmann::json& b) {
        nlohmann::json& events = b["events"][0];
-       for (std::size_t i = 0; i < events.size(); i += 9)
+       for (std::size_t i = 0; i < events.size(); i += 10)
          if (events[i] == 2) {
            events[i + 5] = 7;
            break;
          }
      }, "waits at sync 7 where sync 0 comes next"},
+    {"peer out of range", [](nlohmann::json& b) {
+       nlohmann::json& events = b["events"][0];
+       for (std::size_t i = 0; i < events.size(); i += 10)
+         if (events[i] == 1) {
+           events[i + 9] = 99;
+           break;
+         }
+     }, "sends to tile 99 of 16"},
+    {"group out of range", [](nlohmann::json& b) {
+       nlohmann::json& events = b["events"][0];
+       for (std::size_t i = 0; i < events.size(); i += 10)
+         if (events[i] == 1) {
+           events[i + 9] = 0x80000000u + 999;
+           break;
+         }
+     }, "sends to exchange group 999 of"},
+    {"group member out of range", [](nlohmann::json& b) { b["exchange_groups"][0][0] = 99; }, "exchange group 0 lists tile 99 of 16"},
+    {"peer on a sync", [](nlohmann::json& b) {
+       nlohmann::json& events = b["events"][0];
+       for (std::size_t i = 0; i < events.size(); i += 10)
+         if (events[i] == 2) {
+           events[i + 9] = 1;
+           break;
+         }
+     }, "a sync event names a peer"},
     {"op out of range", [](nlohmann::json& b) { b["events"][0][6] = 999; }, "tile 0 event 0: op 999 is out of range"},
     {"begins after it ends", [](nlohmann::json& b) { b["events"][0][2] = b["events"][0][3].get<std::uint64_t>() + 1; }, "tile 0 event 0: begins in cycle"},
     {"ends after the run", [](nlohmann::json& b) {
        nlohmann::json& events = b["events"][0];
-       events[events.size() - 6] = b["cycles"].get<std::uint64_t>() + 10;
        events[events.size() - 7] = b["cycles"].get<std::uint64_t>() + 10;
+       events[events.size() - 8] = b["cycles"].get<std::uint64_t>() + 10;
      }, "after the run's"},
     {"events out of order", [](nlohmann::json& b) {
        nlohmann::json& events = b["events"][0];
-       nlohmann::json first(events.begin(), events.begin() + 9);
-       events.erase(events.begin(), events.begin() + 9);
+       nlohmann::json first(events.begin(), events.begin() + 10);
+       events.erase(events.begin(), events.begin() + 10);
        events.insert(events.end(), first.begin(), first.end());
      }, "before the event before it"},
     {"region kind", [](nlohmann::json& b) { b["regions"][0]["kind"] = "heap"; }, "regions[0].kind: unknown region kind 'heap'"},

@@ -129,12 +129,49 @@ TEST(Summary, OpsAndSupersteps) {
   EXPECT_THAT(text, ::testing::ContainsRegex("fc1 +2 +80 +66.7% +1,024 +60.0%"));
   EXPECT_THAT(text, ::testing::ContainsRegex("\\(no op\\) +1 +20"));
   EXPECT_THAT(text, HasSubstr("longest supersteps (1 of 2)"));
-  EXPECT_THAT(text, ::testing::ContainsRegex("\n +0 +0 +70 +100 +40 +10 +60\n"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n +0 +0 +70 +100 +40 +10 +60 +14.3% +14.3%\n"));
   const nlohmann::json report = query_json(profile, summary, 1);
   EXPECT_EQ(report["ops"][0]["name"], "fc1");
   EXPECT_EQ(report["ops"][0]["amp_macs"], 1024);
   EXPECT_EQ(report["supersteps"].size(), 2u);
   EXPECT_EQ(report["supersteps"][1]["cycles"], 30);
+}
+
+// Two columns of 64 tiles: tile 0 sends 400 bytes to tile 64, tile 1
+// multicasts 40 to tiles 0, 65 and 66.
+TEST(Summary, TrafficBySourcePeerAndColumn) {
+  ProfileData profile = blank_profile(128, 1000);
+  profile.exchange_groups = {{0, 65, 66}};
+  sim::ProfileEvent to_64 = send(0, 100), to_group = send(0, 10);
+  to_64.peer = 64;
+  to_group.peer = sim::kMulticastPeer | 0;
+  profile.events.tiles[0] = {to_64, halt(1000)};
+  profile.events.tiles[1] = {to_group, halt(1000)};
+  profile.tile_stats[0].halt_cycle = profile.tile_stats[1].halt_cycle = 1000;
+  profile.tile_stats[0].bytes_sent = 400;
+  profile.tile_stats[1].bytes_sent = 40;
+  const ProfileSummary summary = summarize(profile);
+  const ExchangeTraffic& traffic = summary.traffic;
+  ASSERT_EQ(traffic.pairs.size(), 2u);
+  EXPECT_EQ(traffic.pairs[0].source, 0u);
+  EXPECT_EQ(traffic.pairs[0].peer, 64u);
+  EXPECT_EQ(traffic.pairs[0].bytes, 400u);
+  EXPECT_EQ(traffic.pairs[1].source, 1u);
+  EXPECT_EQ(traffic.pairs[1].peer, sim::kMulticastPeer);
+  EXPECT_EQ(traffic.pairs[1].bytes, 40u);
+  ASSERT_EQ(traffic.cells, 2u);
+  EXPECT_EQ(traffic.tiles_per_cell, 64u);
+  EXPECT_EQ(traffic.cell_bytes, (std::vector<std::uint64_t>{40, 400 + 2 * 40, 0, 0}));
+  // 400 bytes over 1,000 cycles at 4 bytes a cycle, out of tile 0 and into tile 64.
+  ASSERT_EQ(summary.supersteps.size(), 1u);
+  EXPECT_DOUBLE_EQ(summary.supersteps[0].busiest_send_share, 0.1);
+  EXPECT_DOUBLE_EQ(summary.supersteps[0].busiest_receive_share, 0.1);
+  const std::string text = query_text(profile, summary, 5);
+  EXPECT_THAT(text, HasSubstr("heaviest transfers (2 of 2 source-peer pairs, 440 bytes)"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n +0  tile 64 +400 +1 +0\n +1  group 0 \\(3 tiles\\) +40 +1 +0\n"));
+  const nlohmann::json report = query_json(profile, summary, 5);
+  EXPECT_EQ(report["heaviest_transfers"][1]["to"]["tiles"], (std::vector<std::uint32_t>{0, 65, 66}));
+  EXPECT_EQ(report["traffic_matrix"]["bytes"][1], 480);
 }
 
 TEST(Summary, NoPeakMeansNoRoofline) {
@@ -184,6 +221,16 @@ TEST(Summary, RealRunAddsUp) {
   EXPECT_EQ(superstep_cycles, profile.cycles);
   EXPECT_EQ(superstep_workers, worker_cycles);
   EXPECT_EQ(summary.supersteps.size(), summary.syncs + 1);
+  // Every byte sent is in the traffic, and no tile beats its bandwidth.
+  std::uint64_t pair_bytes = 0, sent = 0;
+  for (const PeerTraffic& pair : summary.traffic.pairs) pair_bytes += pair.bytes;
+  for (const sim::TileStats& stats : profile.tile_stats) sent += stats.bytes_sent;
+  EXPECT_EQ(pair_bytes, sent);
+  EXPECT_GT(sent, 0u);
+  for (const SuperstepTotal& step : summary.supersteps) {
+    EXPECT_LE(step.busiest_send_share, 1.0) << "superstep " << step.index;
+    EXPECT_LE(step.busiest_receive_share, 1.0) << "superstep " << step.index;
+  }
   for (std::size_t i = 1; i < summary.kernels.size(); ++i)
     EXPECT_GE(summary.kernels[i - 1].worker_cycles, summary.kernels[i].worker_cycles);
   // Every MAC of this FP8 graph is an FP8 MAC: the brief's formula.
