@@ -138,13 +138,26 @@ class CaseRunner {
         device->write(binding.name, found->second);
       }
     }
+    const double macs = static_cast<double>(graph::graph_macs(*request_.graph));
+    const std::uint32_t peak = macs > 0 ? machine.amp_macs_per_cycle(dominant_precision(*request_.graph)) : 0;
     sim::RunResult run;
     {
       Span span("simulate");
       sim::SimOptions options;  // recording the profile costs little
       options.max_cycles = request_.max_cycles;
       options.on_progress = request_.on_cycles;
-      run = device->run(options);
+      try {
+        run = device->run(options);
+      } catch (const sim::Fault& fault) {
+        // The profile up to the fault shows what led to it.
+        if (!request_.profile_directory.empty() && fault.partial_run()) {
+          profile::ProfileData partial =
+              profile::make_profile(report.name, package, machine, *fault.partial_run(), macs, peak);
+          partial.fault = profile::fault_mark(fault);
+          write_profile_files(partial);
+        }
+        throw;
+      }
       report.simulate_seconds = span.elapsed_seconds();
       report.cycles = run.cycles;
     }
@@ -158,10 +171,7 @@ class CaseRunner {
     }
     const double roofline = roofline_cycles(*request_.graph, machine);
     if (roofline > 0 && run.cycles > 0) report.efficiency = roofline / static_cast<double>(run.cycles);
-    const double macs = static_cast<double>(graph::graph_macs(*request_.graph));
-    const profile::ProfileData profile =
-        profile::make_profile(report.name, package, machine, run, macs,
-                              macs > 0 ? machine.amp_macs_per_cycle(dominant_precision(*request_.graph)) : 0);
+    const profile::ProfileData profile = profile::make_profile(report.name, package, machine, run, macs, peak);
     report.renderer_cycles = profile::renderer_cycles(profile);
     run = sim::RunResult{};
 

@@ -51,7 +51,7 @@ struct CaseRequest {
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;
   // The pass rule for every output element.
   ToleranceRule tolerance;
-  // Set: when the case passes, its profile (profile.tprof,
+  // Set: when the case runs to the end or faults, its profile (profile.tprof,
   // docs/profile-format.md) and its page (profile.html) go into this folder,
   // and the report's `profile` names the page.
   std::string profile_directory;

@@ -32,6 +32,11 @@ ProfileData make_profile(std::string name, const package::Package& package, cons
   return profile;
 }
 
+FaultMark fault_mark(const sim::Fault& fault) {
+  return FaultMark{fault.tile(), static_cast<std::uint32_t>(fault.context()), fault.pc(), fault.cycle(), fault.bundle(),
+                   fault.what()};
+}
+
 namespace {
 
 // The largest halt cycle; the run's cycles when no tile halted.

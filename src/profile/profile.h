@@ -5,14 +5,26 @@
 
 #include "package/package.h"
 #include "sim/device.h"
+#include "sim/fault.h"
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tilec::profile {
+
+// Where a faulting run stopped (sim::Fault): its profile runs up to here.
+struct FaultMark {
+  std::uint32_t tile = 0;
+  std::uint32_t context = 0;  // 0-5 a worker, 6 the supervisor
+  std::uint32_t pc = 0;
+  std::uint64_t cycle = 0;
+  std::string bundle;   // the disassembled bundle, "" when none could be read
+  std::string message;  // the fault's whole one-line message
+};
 
 struct ProfileData {
   std::string name;          // e.g. the case: "fp8-b1-n1-default"
@@ -31,11 +43,15 @@ struct ProfileData {
   // The package's exchange groups, for the members of a multicast send.
   std::vector<std::vector<std::uint32_t>> exchange_groups;
   std::uint32_t peak_tile_bytes = 0;
+  std::optional<FaultMark> fault;
 };
 
-// Gathers a profile from a run of `package`.
+// Gathers a profile from a run of `package`; for a faulting run, give the
+// fault's partial_run() and the fault (fault_mark).
 ProfileData make_profile(std::string name, const package::Package& package, const MachineModel& machine,
                          const sim::RunResult& run, double graph_macs, std::uint32_t peak_macs_per_cycle);
+
+FaultMark fault_mark(const sim::Fault& fault);
 
 void write_profile(const std::string& path, const ProfileData& profile);
 // BadInput (one line, naming the file) for anything malformed.

@@ -229,6 +229,12 @@ json regions_json(const std::vector<package::Region>& regions) {
   return list;
 }
 
+json fault_json(const std::optional<FaultMark>& fault) {
+  if (!fault) return nullptr;
+  return {{"tile", fault->tile},   {"context", fault->context}, {"pc", fault->pc},
+          {"cycle", fault->cycle}, {"bundle", fault->bundle},   {"message", fault->message}};
+}
+
 json encode_profile_json(const ProfileData& profile) {
   json regions = regions_json(profile.regions);
   json stats = json::array();
@@ -246,6 +252,7 @@ json encode_profile_json(const ProfileData& profile) {
           {"labels", profile.events.labels},
           {"regions", std::move(regions)},
           {"exchange_groups", profile.exchange_groups},
+          {"fault", fault_json(profile.fault)},
           {"tile_stats", std::move(stats)},
           {"events", std::move(events)}};
 }
@@ -288,6 +295,18 @@ ProfileData decode_profile_json(const json& body) {
     profile.exchange_groups.push_back(std::move(members));
   }
 
+  const json& fault = member(body, "fault", "");
+  if (!fault.is_null()) {
+    FaultMark mark;
+    mark.tile = u32_member(fault, "tile", "fault");
+    mark.context = u32_member(fault, "context", "fault");
+    mark.pc = u32_member(fault, "pc", "fault");
+    mark.cycle = unsigned_member(fault, "cycle", "fault");
+    mark.bundle = string_value(member(fault, "bundle", "fault"), "fault.bundle");
+    mark.message = string_value(member(fault, "message", "fault"), "fault.message");
+    profile.fault = std::move(mark);
+  }
+
   const json& stats = array_member(body, "tile_stats", "");
   const json& events = array_member(body, "events", "");
   // Counts first, so a huge `tiles` costs nothing before it is refused.
@@ -317,6 +336,14 @@ void validate_profile(const ProfileData& profile) {
       throw_bad_input("", "tile {} halts in cycle {}, after the run's {} cycles", tile,
                       profile.tile_stats[tile].halt_cycle, profile.cycles);
     validate_events(profile, tile);
+  }
+  if (profile.fault) {
+    if (profile.fault->tile >= profile.tiles)
+      throw_bad_input("", "the fault is on tile {} of {}", profile.fault->tile, profile.tiles);
+    if (profile.fault->context > sim::kSupervisorContext)
+      throw_bad_input("", "the fault is in context {} (0-{})", profile.fault->context, sim::kSupervisorContext);
+    if (profile.fault->cycle > profile.cycles)
+      throw_bad_input("", "the fault is in cycle {}, after the run's {} cycles", profile.fault->cycle, profile.cycles);
   }
   for (std::size_t g = 0; g < profile.exchange_groups.size(); ++g)
     for (std::uint32_t member : profile.exchange_groups[g])

@@ -28,6 +28,9 @@ void validate_profile(const ProfileData& profile);
 const char* region_kind_name(package::RegionKind kind);
 // The memory map as the body stores it: [{name, address, size, kind}].
 nlohmann::json regions_json(const std::vector<package::Region>& regions);
+// A FaultMark as the file and the query spell it; null without one.
+nlohmann::json fault_json(const std::optional<FaultMark>& fault);
+
 const char* event_kind_name(sim::ProfileEventKind kind);
 
 }  // namespace tilec::profile

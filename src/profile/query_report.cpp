@@ -1,5 +1,6 @@
 #include "profile/query_report.h"
 
+#include "profile/profile_codec.h"
 #include "support/number_text.h"
 #include <fmt/format.h>
 
@@ -65,6 +66,9 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
   line(fmt::format("cycles {} ({:.1f} us), renderer cycles {}, {} sync{}, {} bytes exchanged", grouped(summary.cycles),
                    microseconds, grouped(summary.renderer_cycles), summary.syncs, summary.syncs == 1 ? "" : "s",
                    grouped(summary.exchange_bytes)));
+  if (profile.fault)
+    line(fmt::format("FAULT in cycle {} (the profile runs up to it): {}", grouped(profile.fault->cycle),
+                     profile.fault->message));
   line(fmt::format("AMP utilisation {} ({} MACs executed)", percent(summary.amp_utilisation), grouped(summary.amp_macs)));
   if (summary.roofline_fraction)
     line(fmt::format("roofline fraction {} (graph {} MACs at {} MACs per tile per cycle)",
@@ -162,7 +166,8 @@ json totals_json(const ProfileData& profile, const ProfileSummary& summary) {
           {"roofline_fraction", summary.roofline_fraction ? json(*summary.roofline_fraction) : json(nullptr)},
           {"graph_macs", profile.graph_macs},
           {"peak_macs_per_cycle", profile.peak_macs_per_cycle},
-          {"phases", phases_json(summary.phases)}};
+          {"phases", phases_json(summary.phases)},
+          {"fault", fault_json(profile.fault)}};
 }
 
 json query_json(const ProfileData& profile, const ProfileSummary& summary, std::size_t top) {

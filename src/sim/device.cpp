@@ -143,17 +143,35 @@ void DeviceState::throw_first_fault(const std::vector<std::uint32_t>& indices) c
     const TileState& tile = tiles_[index];
     if (tile.stop == Stop::Fault && (!first || tile.fault_cycle < first->fault_cycle)) first = &tile;
   }
-  if (first) throw *first->fault;
+  if (!first) return;
+  Fault fault = *first->fault;
+  fault.set_cycle(first->fault_cycle);
+  throw fault;
 }
 
-RunResult DeviceState::run(const SimOptions& options) {
-  std::uint64_t watchdog = options.watchdog_cycles ? options.watchdog_cycles : machine_.watchdog_cycles;
-  if (options.max_cycles == 0) throw_bad_input("--max-cycles 0", "a run needs at least one cycle");
+// What the tiles did up to `fault`: their statistics, halts, and the
+// profile events recorded so far.
+std::shared_ptr<const RunResult> DeviceState::run_up_to(const Fault& fault, std::uint64_t syncs) {
+  auto result = std::make_shared<RunResult>();
+  result->syncs = syncs;
+  result->cycles = fault.cycle() + 1;
+  result->tiles.resize(tiles_.size());
   for (TileState& tile : tiles_) {
-    reset_tile(tile, watchdog, options.max_cycles);
-    tile.tracing = options.record_profile;
+    const bool halted = tile.stop == Stop::Halt;
+    tile.stats.halt_cycle = halted ? tile.stop_cycle : 0;
+    if (halted && tile.tracing)
+      tile.events.push_back(ProfileEvent{tile.stop_cycle, tile.stop_cycle, kHaltLabel, 0, ProfileEventKind::Halt,
+                                         kSupervisorContext});
+    for (const ProfileEvent& event : tile.events) result->cycles = std::max(result->cycles, event.end);
+    result->cycles = std::max(result->cycles, tile.stats.halt_cycle);
+    result->tiles[tile.index] = tile.stats;
   }
-  RunResult result;
+  if (tiles_.front().tracing) result->profile = collect_profile();
+  return result;
+}
+
+// Exchange and compute phases, then a sync, until every tile has halted.
+void DeviceState::run_supersteps(const SimOptions& options, std::uint64_t watchdog, RunResult& result) {
   std::vector<std::uint32_t> live;
   for (const TileState& tile : tiles_)
     if (!tile.idle) live.push_back(tile.index);
@@ -194,10 +212,13 @@ RunResult DeviceState::run(const SimOptions& options) {
       }
     if (at_sync.empty()) break;
     for (const TileState& tile : tiles_)
-      if (tile.stop == Stop::Halt)
-        throw Fault(tile.index, kSupervisor, tile.stop_pc, tile.stop_bundle,
-                    fmt::format("halt while tile {} waits at a sync (arrived in cycle {})",
-                                at_sync.front(), tiles_[at_sync.front()].arrival));
+      if (tile.stop == Stop::Halt) {
+        Fault fault(tile.index, kSupervisor, tile.stop_pc, tile.stop_bundle,
+                    fmt::format("halt while tile {} waits at a sync (arrived in cycle {})", at_sync.front(),
+                                tiles_[at_sync.front()].arrival));
+        fault.set_cycle(tile.stop_cycle);
+        throw fault;
+      }
 
     std::uint64_t release = last_arrival + machine_.sync_cycles;
     for (std::uint32_t index : at_sync) {
@@ -218,6 +239,22 @@ RunResult DeviceState::run(const SimOptions& options) {
     ++result.syncs;
     if (options.on_progress) options.on_progress(release);
     live = std::move(at_sync);
+  }
+}
+
+RunResult DeviceState::run(const SimOptions& options) {
+  std::uint64_t watchdog = options.watchdog_cycles ? options.watchdog_cycles : machine_.watchdog_cycles;
+  if (options.max_cycles == 0) throw_bad_input("--max-cycles 0", "a run needs at least one cycle");
+  for (TileState& tile : tiles_) {
+    reset_tile(tile, watchdog, options.max_cycles);
+    tile.tracing = options.record_profile;
+  }
+  RunResult result;
+  try {
+    run_supersteps(options, watchdog, result);
+  } catch (Fault& fault) {
+    fault.set_partial_run(run_up_to(fault, result.syncs));
+    throw;
   }
 
   result.tiles.resize(tiles_.size());

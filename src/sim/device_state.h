@@ -41,6 +41,8 @@ class DeviceState {
   void run_tiles(const std::vector<std::uint32_t>& indices);
   void throw_first_fault(const std::vector<std::uint32_t>& indices) const;
   Profile collect_profile();
+  void run_supersteps(const SimOptions& options, std::uint64_t watchdog, RunResult& result);
+  std::shared_ptr<const RunResult> run_up_to(const Fault& fault, std::uint64_t syncs);
 
   MachineModel machine_;
   SimConfig config_;

@@ -157,8 +157,9 @@ void resolve_exchange(std::vector<TileState>& tiles, const MachineModel& machine
   for (std::optional<ExchangeFault>& fault : faults) {
     if (!fault) continue;
     TileState& tile = tiles[fault->tile];
-    throw Fault(fault->tile, kSupervisor, fault->pc, bundle_text_at(tile, fault->pc),
-                std::move(fault->message));
+    Fault raised(fault->tile, kSupervisor, fault->pc, bundle_text_at(tile, fault->pc), std::move(fault->message));
+    raised.set_cycle(tile.stop_cycle);  // found as the phase's exchange resolves, at the tile's xdone
+    throw raised;
   }
 }
 

@@ -5,12 +5,15 @@
 #include "bench/workload_data.h"
 #include "compiler/compile.h"
 #include "profile/profile.h"
+#include "profile/summary.h"
 #include "support/duration.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace tilec::bench {
 namespace {
@@ -227,6 +230,39 @@ TEST(RunCase, SimulatorFaultIsAFault) {
   EXPECT_EQ(outcome.report.returncode, 1);
   EXPECT_TRUE(outcome.report.stages.empty());  // nothing compiled
   EXPECT_THAT(outcome.report.diagnostic.back(), StartsWith("tile 0, supervisor, pc "));
+}
+
+// The last bundle of tile 0's supervisor program (its halt) made
+// undecodable: the run faults at its very end, and its profile up to the
+// fault is written and marks it.
+TEST(RunCase, FaultingCaseWritesItsProfileUpToTheFault) {
+  SmallCase small;
+  package::Package package = compiler::compile(small.data.graph(), small.request.compile).package;
+  package::TileImage& tile = package.tiles.at(0);
+  for (package::Segment& segment : tile.segments) {
+    if (segment.name != ".text") continue;
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(*segment.bytes);
+    std::fill(bytes->end() - 8, bytes->end(), 0xff);
+    segment.bytes = bytes;
+  }
+  const std::string directory = ::testing::TempDir() + "/tilec_run_case_fault_profile/case";
+  std::filesystem::remove_all(directory);
+  small.request.package = &package;
+  small.request.profile_directory = directory;
+  const CaseOutcome outcome = run_case(small.request);
+  EXPECT_EQ(outcome.report.status, kFault);
+  const profile::ProfileData profile = profile::read_profile(directory + "/profile.tprof");
+  ASSERT_TRUE(profile.fault.has_value());
+  EXPECT_EQ(profile.fault->tile, 0u);
+  EXPECT_EQ(profile.fault->context, sim::kSupervisorContext);
+  EXPECT_EQ(profile.fault->message, outcome.report.diagnostic.back());
+  EXPECT_GT(profile.fault->cycle, 1000u);
+  EXPECT_EQ(profile.cycles, profile.fault->cycle + 1);
+  // Everything before the fault is there: the kernels of every tile.
+  EXPECT_GT(profile::summarize(profile).worker_cycles, 0u);
+  std::ifstream page(directory + "/profile.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(html, HasSubstr("\"fault\":{\"bundle\":"));
 }
 
 TEST(RunCase, MissingDataStopsTheCaseWithBadInput) {

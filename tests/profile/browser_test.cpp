@@ -120,6 +120,30 @@ TEST_F(Browser, ScreenshotIsAPictureOfThePage) {
   EXPECT_GT(bytes.size(), 40'000u);
 }
 
+// A faulting run's profile: the page says where it faulted and draws the
+// mark, with no script error; a screenshot is kept beside the pages.
+TEST_F(Browser, FaultIsMarked) {
+  ProfileData profile = testing::mlp_profile();
+  profile.fault = FaultMark{3, 2, 0x4e018, profile.cycles / 2, "ld128 $a0:3, $m2, 0",
+                            "tile 3, worker 2, pc 0x4e018 (ld128 $a0:3, $m2, 0): misaligned 128-bit load from 0x80004"};
+  const std::string page = (output_directory() / "fault-report.html").string();
+  testing::write_text(page, render_html(profile));
+  const testing::CommandResult result =
+      chromium("--window-size=1400,1000 --virtual-time-budget=3000 --dump-dom 'file://" + page + "'", "fault_dom");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string status = status_element(result.out);
+  EXPECT_THAT(status, HasSubstr("data-ready=\"true\""));
+  EXPECT_THAT(status, HasSubstr("data-errors=\"0\""));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("<div id=\"fault\"><b>The run faulted</b> in cycle [0-9,]+ on tile 3, worker 2, at 0x4e018"));
+  const std::string png = (output_directory() / "fault-report.png").string();
+  std::filesystem::remove(png);
+  const testing::CommandResult shot = chromium(
+      "--window-size=1400,700 --hide-scrollbars --virtual-time-budget=3000 --screenshot='" + png + "' 'file://" + page + "'",
+      "fault_screenshot");
+  ASSERT_EQ(shot.exit_code, 0) << shot.err;
+  EXPECT_GT(std::filesystem::file_size(png), 20'000u);
+}
+
 // A run with nothing in it (no events, no regions, no cycles) still gives a
 // working page.
 TEST_F(Browser, EmptyProfileLoadsWithoutErrors) {

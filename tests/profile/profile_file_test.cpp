@@ -38,6 +38,15 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
   EXPECT_EQ(a.peak_tile_bytes, b.peak_tile_bytes);
   EXPECT_EQ(a.events.labels, b.events.labels);
   EXPECT_EQ(a.exchange_groups, b.exchange_groups);
+  ASSERT_EQ(a.fault.has_value(), b.fault.has_value());
+  if (a.fault) {
+    EXPECT_EQ(a.fault->tile, b.fault->tile);
+    EXPECT_EQ(a.fault->context, b.fault->context);
+    EXPECT_EQ(a.fault->pc, b.fault->pc);
+    EXPECT_EQ(a.fault->cycle, b.fault->cycle);
+    EXPECT_EQ(a.fault->bundle, b.fault->bundle);
+    EXPECT_EQ(a.fault->message, b.fault->message);
+  }
   ASSERT_EQ(a.regions.size(), b.regions.size());
   for (std::size_t i = 0; i < a.regions.size(); ++i) {
     EXPECT_EQ(a.regions[i].name, b.regions[i].name);
@@ -97,6 +106,7 @@ TEST(ProfileFile, RoundTripsEveryFieldOfAHandMadeProfile) {
   sim::ProfileEvent multicast = testing::send(20, 30);
   multicast.peer = sim::kMulticastPeer | 1;
   profile.exchange_groups = {{0}, {0, 1}};
+  profile.fault = FaultMark{1, 3, 0x4e010, 950, "ld128 $a0:3, $m2, 0", "tile 1, worker 3, pc 0x4e010: misaligned"};
   profile.events.tiles[1] = {gemm, multicast, testing::sync_wait(30, 900, 0), testing::halt(999)};
   profile.regions = {{"w1", 0x80000, 4096, package::RegionKind::Tensor},
                      {"code", 0x4c000, 100, package::RegionKind::Code},
@@ -282,6 +292,15 @@ const BodyCase kBodyCases[] = {
            break;
          }
      }, "a sync event names a peer"},
+    {"fault on a missing tile", [](nlohmann::json& b) {
+       b["fault"] = {{"tile", 99}, {"context", 6}, {"pc", 0}, {"cycle", 1}, {"bundle", ""}, {"message", "x"}};
+     }, "the fault is on tile 99 of 16"},
+    {"fault after the run", [](nlohmann::json& b) {
+       b["fault"] = {{"tile", 1}, {"context", 6}, {"pc", 0}, {"cycle", 1u << 30}, {"bundle", ""}, {"message", "x"}};
+     }, "the fault is in cycle 1073741824, after the run's"},
+    {"fault without a message", [](nlohmann::json& b) {
+       b["fault"] = {{"tile", 1}, {"context", 6}, {"pc", 0}, {"cycle", 1}, {"bundle", ""}};
+     }, "fault: missing key 'message'"},
     {"op out of range", [](nlohmann::json& b) { b["events"][0][6] = 999; }, "tile 0 event 0: op 999 is out of range"},
     {"begins after it ends", [](nlohmann::json& b) { b["events"][0][2] = b["events"][0][3].get<std::uint64_t>() + 1; }, "tile 0 event 0: begins in cycle"},
     {"ends after the run", [](nlohmann::json& b) {

@@ -174,6 +174,17 @@ TEST(Summary, TrafficBySourcePeerAndColumn) {
   EXPECT_EQ(report["traffic_matrix"]["bytes"][1], 480);
 }
 
+TEST(QueryReport, AFaultIsNamedFirst) {
+  ProfileData profile = two_tile_profile();
+  profile.fault = FaultMark{1, 6, 0x4c010, 95, "halt", "tile 1, supervisor, pc 0x4c010 (halt): halt while workers run"};
+  const ProfileSummary summary = summarize(profile);
+  EXPECT_THAT(query_text(profile, summary, 1),
+              HasSubstr("\nFAULT in cycle 95 (the profile runs up to it): tile 1, supervisor, pc 0x4c010 (halt): halt "
+                        "while workers run\n"));
+  EXPECT_EQ(query_json(profile, summary, 1)["fault"]["cycle"], 95);
+  EXPECT_TRUE(query_json(two_tile_profile(), summary, 1)["fault"].is_null());
+}
+
 TEST(Summary, NoPeakMeansNoRoofline) {
   ProfileData profile = two_tile_profile();
   profile.peak_macs_per_cycle = 0;

@@ -111,6 +111,39 @@ TEST(MemoryFaults, FaultCarriesItsPlace) {
   }
 }
 
+// Tile 0 syncs, then faults; tile 1 syncs and halts: the fault carries the
+// run up to it, with the profile recorded so far.
+TEST(MemoryFaults, FaultCarriesTheRunUpToIt) {
+  Code faulting;
+  faulting.main(Opcode::Sync);
+  faulting.set(2, 0x4c001);
+  faulting.main(Opcode::Ldhu, {1, 2, 0});
+  Code halting_after_sync;
+  halting_after_sync.main(Opcode::Sync);
+  halting_after_sync.main(Opcode::Halt);
+  Device device(tiles_running({faulting, halting_after_sync}), ipu21_cut(2));
+  try {
+    device.run();
+    FAIL() << "no fault";
+  } catch (const Fault& fault) {
+    ASSERT_NE(fault.partial_run(), nullptr);
+    const RunResult& run = *fault.partial_run();
+    // The sync releases at 600; the load issues a few bundles later.
+    EXPECT_GT(fault.cycle(), 600u);
+    EXPECT_LT(fault.cycle(), 700u);
+    EXPECT_EQ(run.syncs, 1u);
+    EXPECT_EQ(run.cycles, fault.cycle() + 1);
+    ASSERT_EQ(run.tiles.size(), 2u);
+    EXPECT_EQ(run.tiles[0].halt_cycle, 0u);  // it never halted
+    EXPECT_GE(run.tiles[1].halt_cycle, 600u);
+    ASSERT_EQ(run.profile.tiles.size(), 2u);
+    ASSERT_EQ(run.profile.tiles[0].size(), 1u);
+    EXPECT_EQ(run.profile.tiles[0][0].kind, ProfileEventKind::SyncWait);
+    ASSERT_EQ(run.profile.tiles[1].size(), 2u);
+    EXPECT_EQ(run.profile.tiles[1][1].kind, ProfileEventKind::Halt);
+  }
+}
+
 // ---- fetch and decode ----
 
 TEST(FetchFaults, UndecodableBundles) {
