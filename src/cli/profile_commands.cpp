@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/usage_errors.h"
 #include "profile/compare.h"
+#include "profile/liveness.h"
 #include "profile/profile.h"
 #include "profile/query_report.h"
 #include "profile/summary.h"
@@ -30,6 +31,7 @@ struct ProfileCommandOptions {
   std::string tiles, cycles, aggregate;  // export
   std::string output;
   bool json = false;
+  bool memory = false;  // query: memory over time instead
   std::size_t top = 10;
 };
 
@@ -42,6 +44,14 @@ void write_text(const std::string& path, const std::string& text) {
 
 void query(const ProfileCommandOptions& options) {
   const profile::ProfileData data = profile::read_profile(options.profile);
+  if (options.memory) {
+    const profile::Liveness memory = profile::liveness(data);
+    if (options.json)
+      fmt::print("{}\n", profile::liveness_json(memory).dump(2));
+    else
+      fmt::print("{}", profile::liveness_text(memory, options.top));
+    return;
+  }
   const profile::ProfileSummary summary = profile::summarize(data);
   if (options.json)
     fmt::print("{}\n", profile::query_json(data, summary, options.top).dump(2));
@@ -145,6 +155,9 @@ void add_profile_commands(CLI::App& app) {
   CLI::App* query_command =
       add_profile_subcommand(*group, "query", "Totals by kernel, graph op, phase, superstep and tile; utilisation and roofline", options);
   query_command->add_flag("--json", options->json, "Print one JSON object");
+  query_command->add_flag("--memory", options->memory,
+                          "Memory over time instead: live bytes per superstep, what is live at the peak, and the "
+                          "peak the simulator observed");
   query_command->add_option("--top", options->top, "How many of the busiest tiles and longest supersteps to list")
       ->check(integer_in(0));
   query_command->callback([options] { query(*options); });

@@ -447,7 +447,10 @@ package::Package build_tile_images(const ImageInputs& inputs) {
       {"supervisor code", map.code_address, map.code_bytes, package::RegionKind::Code},
       {"kernel arguments", map.arguments_address, map.arguments_bytes, package::RegionKind::Arguments}};
   for (const Buffer& buffer : lir.buffers)
-    if (buffer.bytes > 0) regions.push_back({buffer.name, buffer.address, buffer.bytes, region_kind(buffer.kind)});
+    if (buffer.bytes > 0)
+      regions.push_back({buffer.name, buffer.address, buffer.bytes, region_kind(buffer.kind),
+                         buffer.lifetime.resident ? -1 : buffer.lifetime.first,
+                         buffer.lifetime.resident ? -1 : buffer.lifetime.last});
   std::sort(regions.begin(), regions.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
 
   result.tiles.resize(inputs.machine.tiles);

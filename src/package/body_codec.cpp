@@ -295,6 +295,10 @@ EncodedBody encode_body(const Package& package) {
     }
     write_entries(out, tile.symbols, kSymbolKinds);
     write_entries(out, tile.regions, kRegionKinds);
+    for (const Region& region : tile.regions) {
+      out.i32(region.first_superstep);
+      out.i32(region.last_superstep);
+    }
   }
 
   for (const std::vector<std::uint32_t>& group : package.exchange_groups) {
@@ -362,6 +366,10 @@ Package decode_body(std::span<const std::uint8_t> body, const BodyCounts& counts
     }
     tile.symbols = read_entries<Symbol>(in, kSymbolKinds, "symbol kind");
     tile.regions = read_entries<Region>(in, kRegionKinds, "region kind");
+    for (Region& region : tile.regions) {
+      region.first_superstep = in.i32();
+      region.last_superstep = in.i32();
+    }
   }
   for (std::uint32_t i = 0; i < counts.contents; ++i)
     if (!used[i]) in.fail("segment content {} is used by no segment", i);

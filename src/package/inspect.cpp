@@ -270,7 +270,9 @@ json tile_report(const Package& package, std::uint32_t index, bool disassemble) 
   report["regions"] = json::array();
   for (const Region& region : tile.regions)
     report["regions"].push_back({{"name", region.name}, {"kind", region_kind_name(region.kind)},
-                                 {"address", region.address}, {"size", region.size}});
+                                 {"address", region.address}, {"size", region.size},
+                                 {"first_superstep", region.first_superstep},
+                                 {"last_superstep", region.last_superstep}});
   report["pieces"] = json::array();
   for (const Binding& binding : package.bindings)
     for (std::size_t p = 0; p < binding.pieces.size(); ++p)
@@ -301,8 +303,12 @@ std::string tile_text(const json& tile) {
                         s["kind"].get<std::string>(), hex(get(s, "address")), get(s, "size"));
   text += "regions\n";
   for (const json& r : tile["regions"])
-    text += fmt::format("  {:<24} {:<15} {:>9} {:>7} bytes\n", r["name"].get<std::string>(),
-                        r["kind"].get<std::string>(), hex(get(r, "address")), get(r, "size"));
+    text += fmt::format("  {:<24} {:<15} {:>9} {:>7} bytes  {}\n", r["name"].get<std::string>(),
+                        r["kind"].get<std::string>(), hex(get(r, "address")), get(r, "size"),
+                        r["first_superstep"].get<int>() < 0
+                            ? std::string("resident")
+                            : fmt::format("supersteps {}-{}", r["first_superstep"].get<int>(),
+                                          r["last_superstep"].get<int>()));
   text += "binding pieces\n";
   for (const json& p : tile["pieces"])
     text += fmt::format("  {:<24} piece {:<5} {:>9} {:>7} bytes  start [{}] size [{}] strides [{}]\n",

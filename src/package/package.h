@@ -20,8 +20,9 @@
 
 namespace tilec::package {
 
-// 2: the summation order follows the bindings. 3: task symbols.
-constexpr std::uint32_t kFormatVersion = 3;
+// 2: the summation order follows the bindings. 3: task symbols. 4: region
+// lifetimes.
+constexpr std::uint32_t kFormatVersion = 4;
 
 struct Segment {
   std::string name;  // ".text", ".kernels", ".args", ...
@@ -54,6 +55,12 @@ struct Region {
   std::uint32_t address = 0;
   std::uint32_t size = 0;
   RegionKind kind = RegionKind::Tensor;
+  // The supersteps of the chunk body (the repeat body counted once) it is
+  // live in, first to last; -1 and -1: resident, the whole run.
+  std::int32_t first_superstep = -1;
+  std::int32_t last_superstep = -1;
+
+  bool resident() const { return first_superstep < 0; }
 };
 
 struct TileImage {

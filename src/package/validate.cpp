@@ -82,6 +82,15 @@ void check_task_symbols(const std::string& where, const TileImage& tile) {
                       range_text(tasks[i]->address, tasks[i]->size));
 }
 
+void check_lifetimes(const std::string& where, const TileImage& tile) {
+  for (const Region& region : tile.regions) {
+    const bool resident = region.first_superstep == -1 && region.last_superstep == -1;
+    if (!resident && (region.first_superstep < 0 || region.last_superstep < region.first_superstep))
+      throw_bad_input(where, "region '{}' lives in supersteps {} to {} (resident is -1 to -1)", region.name,
+                      region.first_superstep, region.last_superstep);
+  }
+}
+
 void check_entry(const std::string& where, const TileImage& tile) {
   bool has_code = std::any_of(tile.segments.begin(), tile.segments.end(),
                               [](const Segment& segment) { return segment.executable; });
@@ -107,6 +116,7 @@ void check_tile(const MachineModel& model, std::uint32_t index, const TileImage&
   check_entries(model, where, tile.symbols, "symbol", 4);
   check_task_symbols(where, tile);
   check_entries(model, where, tile.regions, "region", 5);
+  check_lifetimes(where, tile);
   if (tile.peak_bytes > model.memory_bytes())
     throw_bad_input(where, "peak of {} bytes exceeds the tile's {} bytes of memory",
                     tile.peak_bytes, model.memory_bytes());

@@ -75,6 +75,14 @@ const json& array_member(const json& object, const char* key, const std::string&
   return value;
 }
 
+// A superstep index, or -1 (resident).
+std::int32_t superstep_member(const json& object, const char* key, const std::string& where) {
+  const json& value = member(object, key, where);
+  if (!value.is_number_integer() || value.get<std::int64_t>() < -1 || value.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max())
+    throw_bad_input("", "{}: expected a superstep (an integer, -1 for resident), got {}", place(where, key), value.dump());
+  return static_cast<std::int32_t>(value.get<std::int64_t>());
+}
+
 package::RegionKind region_kind_named(const std::string& name, const std::string& where) {
   for (package::RegionKind kind : kRegionKinds)
     if (name == region_kind_name(kind)) return kind;
@@ -85,7 +93,8 @@ json encode_stats(const sim::TileStats& stats) {
   return {{"halt_cycle", stats.halt_cycle},         {"bundles", stats.bundles},
           {"amp_macs", stats.amp_macs},             {"bytes_loaded", stats.bytes_loaded},
           {"bytes_stored", stats.bytes_stored},     {"bytes_sent", stats.bytes_sent},
-          {"bytes_received", stats.bytes_received}, {"sync_wait_cycles", stats.sync_wait_cycles}};
+          {"bytes_received", stats.bytes_received}, {"sync_wait_cycles", stats.sync_wait_cycles},
+          {"memory_bytes", stats.memory_bytes}};
 }
 
 sim::TileStats decode_stats(const json& object, const std::string& where) {
@@ -103,6 +112,7 @@ sim::TileStats decode_stats(const json& object, const std::string& where) {
   stats.bytes_sent = unsigned_member(object, "bytes_sent", where);
   stats.bytes_received = unsigned_member(object, "bytes_received", where);
   stats.sync_wait_cycles = unsigned_member(object, "sync_wait_cycles", where);
+  stats.memory_bytes = u32_member(object, "memory_bytes", where);
   return stats;
 }
 
@@ -225,7 +235,9 @@ json regions_json(const std::vector<package::Region>& regions) {
     list.push_back({{"name", region.name},
                     {"address", region.address},
                     {"size", region.size},
-                    {"kind", region_kind_name(region.kind)}});
+                    {"kind", region_kind_name(region.kind)},
+                    {"first_superstep", region.first_superstep},
+                    {"last_superstep", region.last_superstep}});
   return list;
 }
 
@@ -281,6 +293,11 @@ ProfileData decode_profile_json(const json& body) {
     region.address = u32_member(regions[i], "address", where);
     region.size = u32_member(regions[i], "size", where);
     region.kind = region_kind_named(string_value(member(regions[i], "kind", where), where + ".kind"), where + ".kind");
+    region.first_superstep = superstep_member(regions[i], "first_superstep", where);
+    region.last_superstep = superstep_member(regions[i], "last_superstep", where);
+    if (region.resident() != (region.last_superstep < 0) || region.last_superstep < region.first_superstep)
+      throw_bad_input("", "{}: lives in supersteps {} to {} (resident is -1 to -1)", where, region.first_superstep,
+                      region.last_superstep);
     profile.regions.push_back(std::move(region));
   }
 

@@ -1,6 +1,7 @@
 // `tilec profile render`: the report template (report_template.html) with
 // the page's data inlined as one JSON object. The page needs nothing else:
 // no network, no files.
+#include "profile/liveness.h"
 #include "profile/profile.h"
 #include "profile/profile_codec.h"
 #include "profile/query_report.h"
@@ -123,6 +124,7 @@ std::string page_data(const ProfileData& profile) {
       {"ops", std::move(ops)},
       {"supersteps", std::move(supersteps)},
       {"traffic_matrix", traffic_matrix_json(summary.traffic)},
+      {"liveness", liveness_json(liveness(profile))},
       {"heaviest_transfers", query["heaviest_transfers"]},
       {"no_op_label", sim::kNoOpLabel},
       {"regions", std::move(regions)},

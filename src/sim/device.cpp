@@ -149,6 +149,12 @@ void DeviceState::throw_first_fault(const std::vector<std::uint32_t>& indices) c
   throw fault;
 }
 
+// Per memory class, from its start to one past the highest byte touched.
+std::uint32_t DeviceState::memory_bytes(const TileState& tile) const {
+  return (tile.standard_high ? tile.standard_high - machine_.standard.begin : 0) +
+         (tile.interleaved_high ? tile.interleaved_high - machine_.interleaved.begin : 0);
+}
+
 // What the tiles did up to `fault`: their statistics, halts, and the
 // profile events recorded so far.
 std::shared_ptr<const RunResult> DeviceState::run_up_to(const Fault& fault, std::uint64_t syncs) {
@@ -159,6 +165,7 @@ std::shared_ptr<const RunResult> DeviceState::run_up_to(const Fault& fault, std:
   for (TileState& tile : tiles_) {
     const bool halted = tile.stop == Stop::Halt;
     tile.stats.halt_cycle = halted ? tile.stop_cycle : 0;
+    tile.stats.memory_bytes = memory_bytes(tile);
     if (halted && tile.tracing)
       tile.events.push_back(ProfileEvent{tile.stop_cycle, tile.stop_cycle, kHaltLabel, 0, ProfileEventKind::Halt,
                                          kSupervisorContext});
@@ -260,8 +267,7 @@ RunResult DeviceState::run(const SimOptions& options) {
   result.tiles.resize(tiles_.size());
   for (TileState& tile : tiles_) {
     tile.stats.halt_cycle = tile.stop_cycle;
-    tile.stats.memory_bytes = (tile.standard_high ? tile.standard_high - machine_.standard.begin : 0) +
-                              (tile.interleaved_high ? tile.interleaved_high - machine_.interleaved.begin : 0);
+    tile.stats.memory_bytes = memory_bytes(tile);
     if (tile.tracing && !tile.idle)
       tile.events.push_back(ProfileEvent{tile.stop_cycle, tile.stop_cycle, kHaltLabel, 0,
                                          ProfileEventKind::Halt, kSupervisorContext});

@@ -43,6 +43,7 @@ class DeviceState {
   Profile collect_profile();
   void run_supersteps(const SimOptions& options, std::uint64_t watchdog, RunResult& result);
   std::shared_ptr<const RunResult> run_up_to(const Fault& fault, std::uint64_t syncs);
+  std::uint32_t memory_bytes(const TileState& tile) const;
 
   MachineModel machine_;
   SimConfig config_;

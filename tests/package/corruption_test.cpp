@@ -157,9 +157,9 @@ TEST(Corruption, HeaderProblems) {
   file[0] = 'X';
   EXPECT_EQ(decode_error(file), "bad.tpk: not a tilec package (bad magic)");
   file = good;
-  put_u32(file, 8, 2);
+  put_u32(file, 8, 3);
   EXPECT_EQ(decode_error(file),
-            "bad.tpk: format version 2 is not supported (this tilec reads version 3; compile the graph again)");
+            "bad.tpk: format version 3 is not supported (this tilec reads version 4; compile the graph again)");
   file = good;
   put_u32(file, 12, 4);
   EXPECT_EQ(decode_error(file), "bad.tpk: unknown header flags 0x4");

@@ -77,8 +77,8 @@ inline Package sample_package() {
     tile.regions.push_back({"code", 0x4C000, static_cast<std::uint32_t>(code->size()), RegionKind::Code});
     tile.regions.push_back({"args", 0x4D000, 40, RegionKind::Arguments});
     tile.regions.push_back({"x", 0x80000, 64, RegionKind::Tensor});
-    tile.regions.push_back({"recv", 0x90000, 512, RegionKind::ExchangeBuffer});
-    tile.regions.push_back({"tmp", 0x90000, 256, RegionKind::Scratch});
+    tile.regions.push_back({"recv", 0x90000, 512, RegionKind::ExchangeBuffer, 1, 3});
+    tile.regions.push_back({"tmp", 0x90000, 256, RegionKind::Scratch, 0, 0});
     tile.peak_bytes = 0x2000 + t;
   }
   package.tiles[6].segments.push_back({".kernels", 0x4E000, shared_bytes(sample_code(8, 3)), true});
@@ -141,6 +141,8 @@ inline void expect_same_package(const Package& a, const Package& b) {
       EXPECT_EQ(x.regions[r].address, y.regions[r].address);
       EXPECT_EQ(x.regions[r].size, y.regions[r].size);
       EXPECT_EQ(x.regions[r].kind, y.regions[r].kind);
+      EXPECT_EQ(x.regions[r].first_superstep, y.regions[r].first_superstep);
+      EXPECT_EQ(x.regions[r].last_superstep, y.regions[r].last_superstep);
     }
   }
   ASSERT_EQ(a.bindings.size(), b.bindings.size());

@@ -88,6 +88,10 @@ TEST(Validate, SymbolsRegionsAndPeak) {
               p.tiles[3].symbols.push_back({"fc2", 0x4d020, 64, SymbolKind::Task});
             }),
             "tile 3: task symbols 'fc1' at 0x4d000..0x4d040 and 'fc2' at 0x4d020..0x4d060 overlap");
+  EXPECT_EQ(error_after([](Package& p) {
+              p.tiles[3].regions.push_back({"x", 0x80000, 64, RegionKind::Tensor, 4, 2});
+            }),
+            "tile 3: region 'x' lives in supersteps 4 to 2 (resident is -1 to -1)");
   EXPECT_EQ(error_after([](Package& p) { p.tiles[3].regions[2].size = 0x70000; }),
             "tile 3: region 'x' at 0x80000..0xf0000 lies outside tile memory 0x4c000..0xe8000");
   EXPECT_EQ(error_after([](Package& p) { p.tiles[3].regions[0].kind = static_cast<RegionKind>(5); }),

@@ -95,6 +95,8 @@ TEST_F(Browser, PageLoadsWithoutErrorsAndDrawsTheTimeline) {
   for (std::size_t at = cells.find("<td "); at != std::string::npos; at = cells.find("<td ", at + 1)) ++count;
   EXPECT_EQ(count, 16u * 16u);
   EXPECT_THAT(result.out, HasSubstr("heaviest transfers: from"));
+  // The liveness chart: a bar per superstep of the chunk body.
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("<div id=\"liveness-chart\"><svg [^>]*><rect [^>]*><title>superstep 0: "));
 }
 
 TEST_F(Browser, ScreenshotIsAPictureOfThePage) {

@@ -53,6 +53,8 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
     EXPECT_EQ(a.regions[i].address, b.regions[i].address);
     EXPECT_EQ(a.regions[i].size, b.regions[i].size);
     EXPECT_EQ(a.regions[i].kind, b.regions[i].kind);
+    EXPECT_EQ(a.regions[i].first_superstep, b.regions[i].first_superstep);
+    EXPECT_EQ(a.regions[i].last_superstep, b.regions[i].last_superstep);
   }
   ASSERT_EQ(a.tile_stats.size(), b.tile_stats.size());
   for (std::size_t t = 0; t < a.tile_stats.size(); ++t) {
@@ -65,6 +67,7 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
     EXPECT_EQ(x.bytes_sent, y.bytes_sent);
     EXPECT_EQ(x.bytes_received, y.bytes_received);
     EXPECT_EQ(x.sync_wait_cycles, y.sync_wait_cycles);
+    EXPECT_EQ(x.memory_bytes, y.memory_bytes);
   }
   ASSERT_EQ(a.events.tiles.size(), b.events.tiles.size());
   for (std::size_t t = 0; t < a.events.tiles.size(); ++t) {
@@ -108,7 +111,8 @@ TEST(ProfileFile, RoundTripsEveryFieldOfAHandMadeProfile) {
   profile.exchange_groups = {{0}, {0, 1}};
   profile.fault = FaultMark{1, 3, 0x4e010, 950, "ld128 $a0:3, $m2, 0", "tile 1, worker 3, pc 0x4e010: misaligned"};
   profile.events.tiles[1] = {gemm, multicast, testing::sync_wait(30, 900, 0), testing::halt(999)};
-  profile.regions = {{"w1", 0x80000, 4096, package::RegionKind::Tensor},
+  profile.tile_stats[1].memory_bytes = 77;
+  profile.regions = {{"w1", 0x80000, 4096, package::RegionKind::Tensor, 2, 5},
                      {"code", 0x4c000, 100, package::RegionKind::Code},
                      {"args", 0x4d000, 8, package::RegionKind::Arguments},
                      {"slots", 0x90000, 64, package::RegionKind::ExchangeBuffer},
@@ -187,7 +191,7 @@ TEST(ProfileFileErrors, Header) {
   std::vector<std::uint8_t> magic = file;
   magic[7] = 'G';
   expect_bad_file(magic, "not a tilec profile (bad magic)");
-  expect_bad_file(framed(good_body().dump(), 2), "profile format version 2 is not supported (this tilec reads version 3)");
+  expect_bad_file(framed(good_body().dump(), 3), "profile format version 3 is not supported (this tilec reads version 4)");
   expect_bad_file(framed(good_body().dump(), kFormatVersion, 4), "unknown header flags 0x4");
 }
 
@@ -315,6 +319,11 @@ const BodyCase kBodyCases[] = {
        events.insert(events.end(), first.begin(), first.end());
      }, "before the event before it"},
     {"region kind", [](nlohmann::json& b) { b["regions"][0]["kind"] = "heap"; }, "regions[0].kind: unknown region kind 'heap'"},
+    {"region lifetime", [](nlohmann::json& b) { b["regions"][0]["first_superstep"] = -2; }, "regions[0].first_superstep: expected a superstep"},
+    {"region lifetime backwards", [](nlohmann::json& b) {
+       b["regions"][0]["first_superstep"] = 3;
+       b["regions"][0]["last_superstep"] = 1;
+     }, "regions[0]: lives in supersteps 3 to 1"},
     {"region outside memory", [](nlohmann::json& b) { b["regions"][0]["address"] = 0x100; }, "lies outside tile memory"},
 };
 
