@@ -46,6 +46,23 @@ json peer_json(const ProfileData& profile, std::uint32_t peer) {
 
 }  // namespace
 
+json kernel_json(const KernelTotal& kernel) {
+  return {{"name", kernel.name},
+          {"calls", kernel.calls},
+          {"worker_cycles", kernel.worker_cycles},
+          {"share", kernel.share}};
+}
+
+json op_json(const OpTotal& op) {
+  return {{"name", op.name},
+          {"calls", op.calls},
+          {"worker_cycles", op.worker_cycles},
+          {"share", op.share},
+          {"amp_instructions", op.amp_instructions},
+          {"amp_macs", op.amp_macs},
+          {"amp_utilisation", op.amp_utilisation}};
+}
+
 json traffic_matrix_json(const ExchangeTraffic& traffic) {
   return {{"tiles_per_cell", traffic.tiles_per_cell}, {"cells", traffic.cells}, {"bytes", traffic.cell_bytes}};
 }
@@ -172,20 +189,9 @@ json totals_json(const ProfileData& profile, const ProfileSummary& summary) {
 
 json query_json(const ProfileData& profile, const ProfileSummary& summary, std::size_t top) {
   json kernels = json::array();
-  for (const KernelTotal& kernel : summary.kernels)
-    kernels.push_back({{"name", kernel.name},
-                       {"calls", kernel.calls},
-                       {"worker_cycles", kernel.worker_cycles},
-                       {"share", kernel.share}});
+  for (const KernelTotal& kernel : summary.kernels) kernels.push_back(kernel_json(kernel));
   json ops = json::array();
-  for (const OpTotal& op : summary.ops)
-    ops.push_back({{"name", op.name},
-                   {"calls", op.calls},
-                   {"worker_cycles", op.worker_cycles},
-                   {"share", op.share},
-                   {"amp_instructions", op.amp_instructions},
-                   {"amp_macs", op.amp_macs},
-                   {"amp_utilisation", op.amp_utilisation}});
+  for (const OpTotal& op : summary.ops) ops.push_back(op_json(op));
   json supersteps = json::array();
   for (const SuperstepTotal& step : summary.supersteps)
     supersteps.push_back({{"index", step.index},

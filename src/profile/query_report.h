@@ -18,6 +18,10 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
 // The same figures; `tiles` lists every tile, `busiest_tiles` the top ones.
 nlohmann::json query_json(const ProfileData& profile, const ProfileSummary& summary, std::size_t top);
 
+// One kernel's or graph op's totals, as the query prints them.
+nlohmann::json kernel_json(const KernelTotal& kernel);
+nlohmann::json op_json(const OpTotal& op);
+
 // The tile-to-tile byte matrix: {tiles_per_cell, cells, bytes (row-major,
 // source rows)}.
 nlohmann::json traffic_matrix_json(const ExchangeTraffic& traffic);

@@ -88,24 +88,16 @@ std::string page_data(const ProfileData& profile) {
   const ProfileSummary summary = summarize(profile);
   const MachineModel machine = machine_by_name(profile.target);
   const CycleSpan span = renderer_span(profile);
+  // The query's figures, with each name's label and colour.
   json kernels = json::array();
+  auto labelled = [](json figures, std::uint32_t label, const std::string& name) {
+    figures.update({{"label", label}, {"colour", kernel_colour(name)}});
+    return figures;
+  };
   for (const KernelTotal& kernel : summary.kernels)
-    kernels.push_back({{"label", kernel.label},
-                       {"name", kernel.name},
-                       {"colour", kernel_colour(kernel.name)},
-                       {"calls", kernel.calls},
-                       {"worker_cycles", kernel.worker_cycles},
-                       {"share", kernel.share}});
+    kernels.push_back(labelled(kernel_json(kernel), kernel.label, kernel.name));
   json ops = json::array();
-  for (const OpTotal& op : summary.ops)
-    ops.push_back({{"label", op.label},
-                   {"name", op.name},
-                   {"colour", kernel_colour(op.name)},
-                   {"calls", op.calls},
-                   {"worker_cycles", op.worker_cycles},
-                   {"share", op.share},
-                   {"amp_macs", op.amp_macs},
-                   {"amp_utilisation", op.amp_utilisation}});
+  for (const OpTotal& op : summary.ops) ops.push_back(labelled(op_json(op), op.label, op.name));
   // Per superstep: [begin, cycles, bytes sent, busiest out share, busiest in share].
   json supersteps = json::array();
   for (const SuperstepTotal& step : summary.supersteps)

@@ -122,18 +122,16 @@ TEST(ProfileCommands, ExportFiltersAndTheirErrors) {
   ASSERT_EQ(columns.exit_code, 0) << columns.err;
   EXPECT_THAT(testing::read_text(trace), HasSubstr("\"ph\":\"C\""));
   const std::string out = " --chrome " + temp_path("bad.json");
-  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --tiles 3-x", "tiles_word"), 2,
-                        "--tiles: '3-x' is not a list of tiles and ranges such as 0-63,100");
-  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --tiles 9-2", "tiles_back"), 2,
-                        "--tiles: range 9-2 runs backwards");
-  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --tiles 16", "tiles_out"), 2,
-                        "--tiles: tile 16 does not exist (the profile has tiles 0-15)");
-  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --cycles 40", "cycles_colon"), 2,
-                        "--cycles: '40' is not a cycle range A:B");
-  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --cycles 50:40", "cycles_back"), 2,
-                        "--cycles: 50:40 ends before it begins");
-  expect_one_line_error(run_tilec("profile export " + profile_file() + out + " --cycles 99999999:", "cycles_late"), 2,
-                        "--cycles: cycles from 99999999 hold none of the run's");
+  const std::pair<const char*, const char*> bad[] = {
+      {"--tiles 3-x", "--tiles: '3-x' is not a list of tiles and ranges such as 0-63,100"},
+      {"--tiles 9-2", "--tiles: range 9-2 runs backwards"},
+      {"--tiles 16", "--tiles: tile 16 does not exist (the profile has tiles 0-15)"},
+      {"--cycles 40", "--cycles: '40' is not a cycle range A:B"},
+      {"--cycles 50:40", "--cycles: 50:40 ends before it begins"},
+      {"--cycles 99999999:", "--cycles: cycles from 99999999 hold none of the run's"}};
+  for (std::size_t i = 0; i < std::size(bad); ++i)
+    expect_one_line_error(run_tilec("profile export " + profile_file() + out + " " + bad[i].first, fmt::format("bad_{}", i)),
+                          2, bad[i].second);
   EXPECT_EQ(run_tilec("profile export " + profile_file() + out + " --aggregate rows", "aggregate").exit_code, 2);
 }
 
