@@ -282,6 +282,7 @@ class LirBuilder {
         const std::span<const int> destinations = to.layout.block_tiles(want);
         Transfer transfer;
         transfer.phase = phase_of(index);
+        transfer.op = index;
         transfer.source_tile = from.layout.block_tiles(have).front();
         transfer.destination_tiles.assign(destinations.begin(), destinations.end());
         transfer.source = source_base.plus(static_cast<std::uint32_t>(cols.begin - have_cols.begin) * from_column +
@@ -478,6 +479,7 @@ class LirBuilder {
           if (own.size() > 0) {
             Transfer transfer;
             transfer.phase = phase_of(index);
+            transfer.op = index;
             transfer.source_tile = tile;
             for (int other = 0; other < grid.row_parts; ++other)
               if (other != m || gather_own) transfer.destination_tiles.push_back(grid.tile(other, n, k));
@@ -543,6 +545,7 @@ class LirBuilder {
           if (source == k) continue;
           Transfer transfer;
           transfer.phase = phase_of(index);
+          transfer.op = index;
           transfer.source_tile = grid.tile(m, n, source);
           transfer.destination_tiles = {grid.tile(m, n, k)};
           transfer.source = partial_place.plus(share_offset);
@@ -756,6 +759,7 @@ class LirBuilder {
       const int r = block / parts, c = block % parts;
       Transfer transfer;
       transfer.phase = phase_of(index);
+      transfer.op = index;
       transfer.source_tile = layout.tiles_of(r, c).front();
       for (int other = 0; other < parts; ++other)
         if (other != c) transfer.destination_tiles.push_back(layout.tiles_of(r, other).front());
@@ -938,6 +942,7 @@ class LirBuilder {
         const int source = block * c.key_parts + i;
         Transfer statistics;
         statistics.phase = phase;
+        statistics.op = index;
         statistics.source_tile = source;
         statistics.source = partials.plus(sizes.partial);
         statistics.destination = slots.plus(static_cast<std::uint32_t>(i) * sizes.merge_slot + share_bytes);
@@ -949,6 +954,7 @@ class LirBuilder {
           if (share.size() == 0) continue;
           Transfer transfer;
           transfer.phase = phase;
+          transfer.op = index;
           transfer.source_tile = source;
           transfer.destination_tiles = {next * c.key_parts + b};
           transfer.source = partials.plus(static_cast<std::uint32_t>(share.begin) * column);

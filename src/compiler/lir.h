@@ -100,6 +100,7 @@ struct Transfer {
   BytePattern source_pattern;           // how the bytes are read at the source
   BytePattern destination_pattern;      // how they land on every destination
   std::string what;  // for dumps and errors
+  int op = -1;       // MidOp it serves; -1: an iteration's staged weights
 };
 
 enum class TaskKind : std::uint8_t {

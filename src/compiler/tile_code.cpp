@@ -85,6 +85,7 @@ class SupervisorEmitter {
     TileCode result;
     result.code = std::move(object.sections.at(0).bytes);
     result.arguments = std::move(arguments_.bytes);
+    result.sends = std::move(sends_);
     return result;
   }
 
@@ -135,7 +136,17 @@ class SupervisorEmitter {
 
   void emit_phase(int phase) {
     const auto& exchange = exchange_[static_cast<std::size_t>(phase)][static_cast<std::size_t>(tile_)];
-    for (const Instruction& instruction : exchange) this->instruction(instruction);
+    // The k-th send or sendn is the k-th send action's (lower_exchanges).
+    std::vector<int> send_ops;
+    for (const ExchangeAction& action : context_.exchanges.actions[static_cast<std::size_t>(phase)][static_cast<std::size_t>(tile_)])
+      if (action.kind == ExchangeAction::Kind::Send)
+        send_ops.push_back(lir_.transfers[static_cast<std::size_t>(action.transfer)].op);
+    std::size_t sends = 0;
+    for (const Instruction& instruction : exchange) {
+      if (instruction.opcode == Opcode::Send || instruction.opcode == Opcode::Sendn)
+        sends_.push_back(SendSite{code_.offset(), send_ops.at(sends++)});
+      this->instruction(instruction);
+    }
     const auto tasks = tasks_in(phase);
     if (!exchange.empty() || !tasks.empty()) instruction(make(Opcode::Xdone, {}));
     std::int64_t entry = -1;
@@ -207,6 +218,7 @@ class SupervisorEmitter {
   isa::CodeBuilder code_;
   const ExchangeCode& exchange_;
   TileArguments& arguments_;
+  std::vector<SendSite> sends_;
 };
 
 std::uint32_t place_address(const TileCodeContext& context, const Place& place) {

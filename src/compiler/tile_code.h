@@ -36,9 +36,16 @@
 
 namespace tilec::compiler {
 
+// A send of the supervisor program and the MidOp it serves (Transfer::op).
+struct SendSite {
+  std::uint32_t offset = 0;  // of its bundle, from the program's start
+  int op = -1;
+};
+
 struct TileCode {
   std::vector<std::uint8_t> code;       // supervisor program, at MemoryMap::code_address
   std::vector<std::uint8_t> arguments;  // argument blocks, at MemoryMap::arguments_address
+  std::vector<SendSite> sends;          // in program order
 };
 
 struct TileCodeContext {

@@ -396,9 +396,20 @@ package::RegionKind region_kind(BufferKind kind) {
   }
 }
 
-// One task symbol per task of the tile, over its workers' argument blocks
-// (consecutive, in task order).
-void add_task_symbols(const Lir& lir, const TileArguments& arguments, int tile, std::vector<package::Symbol>& symbols) {
+// One op symbol per task of the tile, over its workers' argument blocks
+// (consecutive, in task order), and one per run of sends that serve the
+// same op.
+void add_op_symbols(const Lir& lir, const TileArguments& arguments, const std::vector<SendSite>& sends,
+                    std::uint32_t code_address, int tile, std::vector<package::Symbol>& symbols) {
+  for (std::size_t first = 0; first < sends.size();) {
+    std::size_t last = first;
+    while (last + 1 < sends.size() && sends[last + 1].op == sends[first].op) ++last;
+    if (sends[first].op >= 0)
+      symbols.push_back(package::Symbol{op_symbol_name(lir, sends[first].op), code_address + sends[first].offset,
+                                        sends[last].offset + isa::kBundleBytes - sends[first].offset,
+                                        package::SymbolKind::Op});
+    first = last + 1;
+  }
   const GroupPlan& groups = lir.mid->groups;
   if (tile / groups.group_size >= groups.groups || lir.tasks_of_tile.empty()) return;
   const std::vector<int>& own = lir.tasks_of_tile[static_cast<std::size_t>(tile % groups.group_size)];
@@ -407,15 +418,15 @@ void add_task_symbols(const Lir& lir, const TileArguments& arguments, int tile, 
     const std::vector<std::uint32_t>& blocks = arguments.block_addresses[position];
     if (blocks.empty()) continue;
     const auto end = blocks.back() + static_cast<std::uint32_t>(4 * task.worker_arguments.back().size());
-    symbols.push_back(package::Symbol{task_op_name(lir, task), blocks.front(), end - blocks.front(),
-                                      package::SymbolKind::Task});
+    symbols.push_back(package::Symbol{op_symbol_name(lir, task.op), blocks.front(), end - blocks.front(),
+                                      package::SymbolKind::Op});
   }
 }
 
 }  // namespace
 
-std::string task_op_name(const Lir& lir, const Task& task) {
-  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
+std::string op_symbol_name(const Lir& lir, int index) {
+  const MidOp& op = lir.mid->ops[static_cast<std::size_t>(index)];
   if (op.step < 0) return op.name;
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
   std::string name = step.name;
@@ -483,7 +494,7 @@ package::Package build_tile_images(const ImageInputs& inputs) {
     }
     image.symbols = library_symbols;
     image.symbols.push_back(package::Symbol{"main", map.code_address, map.code_bytes, package::SymbolKind::Function});
-    add_task_symbols(lir, inputs.arguments[tile], static_cast<int>(tile), image.symbols);
+    add_op_symbols(lir, inputs.arguments[tile], program.sends, map.code_address, static_cast<int>(tile), image.symbols);
     image.regions = regions;
     image.peak_bytes = map.peak_bytes(inputs.machine);
   }

@@ -32,10 +32,10 @@ struct ImageInputs {
   const std::vector<TileArguments>& arguments;  // where each tile's tasks' blocks are
 };
 
-// The graph op or ops a task implements, for its task symbol: the chain
+// The graph op or ops MidOp `op` implements, for its op symbols: the chain
 // step's op and its epilogue's ops, joined by '+', under the repeat's name
 // inside a repeat ("blocks/fc1+gelu").
-std::string task_op_name(const Lir& lir, const Task& task);
+std::string op_symbol_name(const Lir& lir, int op);
 
 package::Package build_tile_images(const ImageInputs& inputs);
 

@@ -14,7 +14,7 @@ namespace tilec::package::detail {
 namespace {
 
 // Stored codes, by position: the code of a value is its index here.
-constexpr std::array kSymbolKinds{SymbolKind::Function, SymbolKind::Kernel, SymbolKind::Data, SymbolKind::Task};
+constexpr std::array kSymbolKinds{SymbolKind::Function, SymbolKind::Kernel, SymbolKind::Data, SymbolKind::Op};
 constexpr std::array kRegionKinds{RegionKind::Code, RegionKind::Arguments, RegionKind::Tensor,
                                   RegionKind::ExchangeBuffer, RegionKind::Scratch};
 constexpr std::array kRoles{BindingRole::Input, BindingRole::Parameter, BindingRole::Output};

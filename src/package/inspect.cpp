@@ -23,7 +23,7 @@ std::string_view symbol_kind_name(SymbolKind kind) {
     case SymbolKind::Function: return "function";
     case SymbolKind::Kernel: return "kernel";
     case SymbolKind::Data: return "data";
-    case SymbolKind::Task: return "task";
+    case SymbolKind::Op: return "op";
   }
   return "?";
 }

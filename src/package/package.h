@@ -20,7 +20,7 @@
 
 namespace tilec::package {
 
-// 2: the summation order follows the bindings. 3: task symbols. 4: region
+// 2: the summation order follows the bindings. 3: op symbols. 4: region
 // lifetimes.
 constexpr std::uint32_t kFormatVersion = 4;
 
@@ -34,10 +34,11 @@ struct Segment {
   std::uint32_t size() const { return bytes ? static_cast<std::uint32_t>(bytes->size()) : 0; }
 };
 
-// A Task symbol covers the argument blocks of one kernel task; its name is
-// the graph op or ops the task implements ("blocks/fc1+gelu"), for the
-// profile to attribute the workers started on those blocks.
-enum class SymbolKind : std::uint8_t { Function, Kernel, Data, Task };
+// An Op symbol covers bytes that serve one graph op (or ops fused into
+// one: "blocks/fc1+gelu"): the argument blocks of a kernel task, or a run of
+// the supervisor's sends; the profile attributes the workers started on
+// those blocks, and those sends, to it.
+enum class SymbolKind : std::uint8_t { Function, Kernel, Data, Op };
 
 struct Symbol {
   std::string name;

@@ -69,15 +69,16 @@ void check_segments(const MachineModel& model, const std::string& where, const T
   }
 }
 
-// The profile gives a worker the one task symbol around its argument block.
-void check_task_symbols(const std::string& where, const TileImage& tile) {
+// The profile gives a worker (or a send) the one op symbol around its
+// argument block (or its bundle).
+void check_op_symbols(const std::string& where, const TileImage& tile) {
   std::vector<const Symbol*> tasks;
   for (const Symbol& symbol : tile.symbols)
-    if (symbol.kind == SymbolKind::Task) tasks.push_back(&symbol);
+    if (symbol.kind == SymbolKind::Op) tasks.push_back(&symbol);
   std::sort(tasks.begin(), tasks.end(), [](const Symbol* a, const Symbol* b) { return a->address < b->address; });
   for (std::size_t i = 1; i < tasks.size(); ++i)
     if (tasks[i]->address < tasks[i - 1]->address + tasks[i - 1]->size)
-      throw_bad_input(where, "task symbols '{}' at {} and '{}' at {} overlap", tasks[i - 1]->name,
+      throw_bad_input(where, "op symbols '{}' at {} and '{}' at {} overlap", tasks[i - 1]->name,
                       range_text(tasks[i - 1]->address, tasks[i - 1]->size), tasks[i]->name,
                       range_text(tasks[i]->address, tasks[i]->size));
 }
@@ -114,7 +115,7 @@ void check_tile(const MachineModel& model, std::uint32_t index, const TileImage&
   check_segments(model, where, tile);
   check_entry(where, tile);
   check_entries(model, where, tile.symbols, "symbol", 4);
-  check_task_symbols(where, tile);
+  check_op_symbols(where, tile);
   check_entries(model, where, tile.regions, "region", 5);
   check_lifetimes(where, tile);
   if (tile.peak_bytes > model.memory_bytes())

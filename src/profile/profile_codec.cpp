@@ -181,8 +181,10 @@ void validate_events(const ProfileData& profile, std::size_t tile) {
       fail(fmt::format("label {} is out of range ({} labels)", event.label, profile.events.labels.size()));
     if (event.op >= profile.events.labels.size())
       fail(fmt::format("op {} is out of range ({} labels)", event.op, profile.events.labels.size()));
-    if (!worker && (event.op != sim::kNoOpLabel || event.amp_instructions != 0 || event.amp_macs != 0))
-      fail(fmt::format("a {} event carries an op or AMP work", event_kind_name(event.kind)));
+    if (!worker && event.kind != sim::ProfileEventKind::SupervisorExchange && event.op != sim::kNoOpLabel)
+      fail(fmt::format("a {} event names an op", event_kind_name(event.kind)));
+    if (!worker && (event.amp_instructions != 0 || event.amp_macs != 0))
+      fail(fmt::format("a {} event carries AMP work", event_kind_name(event.kind)));
     if (event.kind == sim::ProfileEventKind::SupervisorExchange) {
       if (event.peer & sim::kMulticastPeer) {
         if ((event.peer & ~sim::kMulticastPeer) >= profile.exchange_groups.size())

@@ -60,7 +60,10 @@ json op_json(const OpTotal& op) {
           {"share", op.share},
           {"amp_instructions", op.amp_instructions},
           {"amp_macs", op.amp_macs},
-          {"amp_utilisation", op.amp_utilisation}};
+          {"amp_utilisation", op.amp_utilisation},
+          {"sends", op.sends},
+          {"exchange_bytes", op.exchange_bytes},
+          {"exchange_cycles", op.exchange_cycles}};
 }
 
 json traffic_matrix_json(const ExchangeTraffic& traffic) {
@@ -69,8 +72,11 @@ json traffic_matrix_json(const ExchangeTraffic& traffic) {
 
 namespace {
 
-// Workers outside every task symbol (hand-written code, an older package).
+// Workers and sends outside every op symbol (hand-written code, staged weights).
 std::string op_display_name(const OpTotal& op) { return op.name.empty() ? "(no op)" : op.name; }
+std::string op_label_text(const ProfileData& profile, std::uint32_t label) {
+  return label == sim::kNoOpLabel ? "(no op)" : profile.events.labels[label];
+}
 
 }  // namespace
 
@@ -117,12 +123,12 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
     line("");
     std::size_t op_width = 2;
     for (const OpTotal& op : summary.ops) op_width = std::max(op_width, op_display_name(op).size());
-    line(fmt::format("{:<{}} {:>9} {:>16} {:>7} {:>18} {:>7}", "op", op_width, "calls", "worker-cycles", "share",
-                     "AMP MACs", "AMP"));
+    line(fmt::format("{:<{}} {:>9} {:>16} {:>7} {:>18} {:>7} {:>14} {:>12}", "op", op_width, "calls", "worker-cycles",
+                     "share", "AMP MACs", "AMP", "bytes sent", "send cycles"));
     for (const OpTotal& op : summary.ops)
-      line(fmt::format("{:<{}} {:>9} {:>16} {:>7} {:>18} {:>7}", op_display_name(op), op_width, grouped(op.calls),
-                       grouped(op.worker_cycles), percent(op.share), grouped(op.amp_macs),
-                       percent(op.amp_utilisation)));
+      line(fmt::format("{:<{}} {:>9} {:>16} {:>7} {:>18} {:>7} {:>14} {:>12}", op_display_name(op), op_width,
+                       grouped(op.calls), grouped(op.worker_cycles), percent(op.share), grouped(op.amp_macs),
+                       percent(op.amp_utilisation), grouped(op.exchange_bytes), grouped(op.exchange_cycles)));
   }
 
   if (summary.supersteps.size() > 1) {
@@ -148,11 +154,13 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
     line("");
     line(fmt::format("heaviest transfers ({} of {} source-peer pairs, {} bytes)", shown,
                      grouped(summary.traffic.pairs.size()), grouped(summary.exchange_bytes)));
-    line(fmt::format("{:>6}  {:<24} {:>14} {:>8} {:>15}", "source", "to", "bytes", "sends", "first superstep"));
+    line(fmt::format("{:>6}  {:<24} {:>14} {:>8} {:>15}  {}", "source", "to", "bytes", "sends", "first superstep",
+                     "for op"));
     for (std::size_t i = 0; i < shown; ++i) {
       const PeerTraffic& pair = summary.traffic.pairs[i];
-      line(fmt::format("{:>6}  {:<24} {:>14} {:>8} {:>15}", pair.source, peer_text(profile, pair.peer),
-                       grouped(pair.bytes), grouped(pair.sends), pair.first_superstep));
+      line(fmt::format("{:>6}  {:<24} {:>14} {:>8} {:>15}  {}", pair.source, peer_text(profile, pair.peer),
+                       grouped(pair.bytes), grouped(pair.sends), pair.first_superstep,
+                       op_label_text(profile, pair.op)));
     }
   }
 
@@ -210,7 +218,8 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
                          {"to", peer_json(profile, pair.peer)},
                          {"bytes", pair.bytes},
                          {"sends", pair.sends},
-                         {"first_superstep", pair.first_superstep}});
+                         {"first_superstep", pair.first_superstep},
+                         {"op", profile.events.labels[pair.op]}});
   }
   json tiles = json::array();
   for (const TileSummary& tile : summary.tiles_by_index) tiles.push_back(tile_json(tile));

@@ -93,14 +93,19 @@ std::vector<OpTotal> op_totals(const ProfileData& profile, std::uint64_t worker_
   }
   for (const std::vector<sim::ProfileEvent>& events : profile.events.tiles)
     for (const sim::ProfileEvent& event : events) {
-      if (event.kind != sim::ProfileEventKind::WorkerKernel) continue;
       OpTotal& op = ops[event.op];
-      op.calls += 1;
-      op.worker_cycles += event.end - event.begin;
-      op.amp_instructions += event.amp_instructions;
-      op.amp_macs += event.amp_macs;
+      if (event.kind == sim::ProfileEventKind::WorkerKernel) {
+        op.calls += 1;
+        op.worker_cycles += event.end - event.begin;
+        op.amp_instructions += event.amp_instructions;
+        op.amp_macs += event.amp_macs;
+      } else if (event.kind == sim::ProfileEventKind::SupervisorExchange) {
+        op.sends += 1;
+        op.exchange_bytes += event.detail;
+        op.exchange_cycles += event.end - event.begin;
+      }
     }
-  std::erase_if(ops, [](const OpTotal& op) { return op.calls == 0; });
+  std::erase_if(ops, [](const OpTotal& op) { return op.calls == 0 && op.sends == 0; });
   for (OpTotal& op : ops) {
     op.share = static_cast<double>(op.worker_cycles) / static_cast<double>(std::max<std::uint64_t>(worker_cycles, 1));
     const double issue_slots = static_cast<double>(op.worker_cycles) / machine.issue_slots;

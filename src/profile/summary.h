@@ -40,7 +40,7 @@ struct KernelTotal {
 };
 
 // Worker runs of the kernels that serve one graph op (or fused ops): the
-// task symbols' names, "" for workers outside any task.
+// op symbols' names, "" outside any.
 struct OpTotal {
   std::uint32_t label = 0;
   std::string name;
@@ -48,6 +48,10 @@ struct OpTotal {
   std::uint64_t worker_cycles = 0;
   std::uint64_t amp_instructions = 0;
   std::uint64_t amp_macs = 0;
+  // The sends that serve it: how many, their bytes and supervisor cycles.
+  std::uint64_t sends = 0;
+  std::uint64_t exchange_bytes = 0;
+  std::uint64_t exchange_cycles = 0;
   double share = 0;  // of every kernel's worker-cycles
   // Share of the workers' issue slots (one in MachineModel::issue_slots
   // cycles each) that carried an AMP instruction.
@@ -71,10 +75,11 @@ struct SuperstepTotal {
 };
 
 // Bytes one tile sent to one peer (a tile, or sim::kMulticastPeer | group)
-// over the run.
+// for one op over the run.
 struct PeerTraffic {
   std::uint32_t source = 0;
   std::uint32_t peer = 0;
+  std::uint32_t op = sim::kNoOpLabel;  // the op symbol of the sends (Profile::labels)
   std::uint64_t bytes = 0;  // sent once, however many tiles a multicast reaches
   std::uint64_t sends = 0;
   std::uint32_t first_superstep = 0;

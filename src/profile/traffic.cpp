@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <span>
+#include <tuple>
 
 namespace tilec::profile {
 
@@ -17,7 +18,7 @@ ExchangeTraffic exchange_traffic(const ProfileData& profile, std::vector<Superst
   traffic.cell_bytes.assign(std::size_t{traffic.cells} * traffic.cells, 0);
   // Per superstep, bytes each tile sent and received.
   std::vector<std::map<std::uint32_t, std::uint64_t>> sent(supersteps.size()), received(supersteps.size());
-  std::map<std::pair<std::uint32_t, std::uint32_t>, PeerTraffic> pairs;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, PeerTraffic> pairs;
 
   for (std::uint32_t source = 0; source < profile.tiles; ++source) {
     std::uint32_t step = 0;
@@ -25,8 +26,8 @@ ExchangeTraffic exchange_traffic(const ProfileData& profile, std::vector<Superst
       if (event.kind == sim::ProfileEventKind::SyncWait) step = event.detail + 1;
       if (event.kind != sim::ProfileEventKind::SupervisorExchange) continue;
       const std::uint32_t at = std::min<std::uint32_t>(step, static_cast<std::uint32_t>(supersteps.size() - 1));
-      PeerTraffic& pair = pairs[{source, event.peer}];
-      if (pair.sends == 0) pair = PeerTraffic{source, event.peer, 0, 0, at};
+      PeerTraffic& pair = pairs[{source, event.peer, event.op}];
+      if (pair.sends == 0) pair = PeerTraffic{source, event.peer, event.op, 0, 0, at};
       pair.bytes += event.detail;
       pair.sends += 1;
       sent[at][source] += event.detail;

@@ -116,12 +116,12 @@ void DeviceState::load_tile(std::uint32_t index, const package::TileImage& image
   tile.idle = image.entry == 0 &&
               std::none_of(segments.begin(), segments.end(), [](const auto* s) { return s->executable; });
   for (const package::Symbol& symbol : image.symbols)
-    if (symbol.kind == package::SymbolKind::Task)
-      tile.task_labels.push_back(TaskLabel{symbol.address, symbol.address + symbol.size, intern_label(symbol.name)});
+    if (symbol.kind == package::SymbolKind::Op)
+      tile.op_labels.push_back(OpLabel{symbol.address, symbol.address + symbol.size, intern_label(symbol.name)});
     else if (symbol.kind != package::SymbolKind::Data)
       tile.kernel_labels.push_back(EntryLabel{symbol.address, intern_label(symbol.name)});
-  std::sort(tile.task_labels.begin(), tile.task_labels.end(),
-            [](const TaskLabel& a, const TaskLabel& b) { return a.begin < b.begin; });
+  std::sort(tile.op_labels.begin(), tile.op_labels.end(),
+            [](const OpLabel& a, const OpLabel& b) { return a.begin < b.begin; });
   std::stable_sort(tile.kernel_labels.begin(), tile.kernel_labels.end(),
                    [](const EntryLabel& a, const EntryLabel& b) { return a.address < b.address; });
 }

@@ -35,8 +35,9 @@ struct ProfileEvent {
   ProfileEventKind kind = ProfileEventKind::Halt;
   std::uint8_t context = kSupervisorContext;
   // The graph op or ops the span serves, an index into Profile::labels:
-  // WorkerKernel, the task symbol around the worker's argument block;
-  // kNoOpLabel otherwise or without one.
+  // WorkerKernel, the op symbol around the worker's argument block;
+  // SupervisorExchange, the op symbol around the send; kNoOpLabel
+  // otherwise or without one.
   std::uint32_t op = kNoOpLabel;
   // WorkerKernel: the AMP instructions the worker issued and their MACs.
   std::uint32_t amp_instructions = 0;
@@ -50,7 +51,7 @@ constexpr std::uint32_t kMulticastPeer = 0x80000000u;
 
 struct Profile {
   // Kernel labels are the package symbol whose address is the worker's
-  // entry, else "worker@0x..."; op labels the names of task symbols. The
+  // entry, else "worker@0x..."; op labels the names of op symbols. The
   // fixed labels come first.
   std::vector<std::string> labels;
   // Per tile, in the order the events began (ties: context order).

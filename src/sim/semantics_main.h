@@ -177,6 +177,14 @@ SEMANTICS(Run) {
   tile.running_workers |= 1u << worker;
 }
 
+// The op symbol around `address` (a worker's argument block, a send's
+// bundle), or kNoOpLabel.
+inline std::uint32_t op_label_at(const TileState& tile, std::uint32_t address) {
+  auto after = std::upper_bound(tile.op_labels.begin(), tile.op_labels.end(), address,
+                                [](std::uint32_t at, const OpLabel& range) { return at < range.begin; });
+  return after != tile.op_labels.begin() && address < std::prev(after)->end ? std::prev(after)->label : kNoOpLabel;
+}
+
 template <typename X>
 inline void record_kernel(X& x) {
   TileState& tile = x.tile;
@@ -185,14 +193,9 @@ inline void record_kernel(X& x) {
       tile.kernel_labels.begin(), tile.kernel_labels.end(), x.ctx.entry,
       [](const EntryLabel& entry, std::uint32_t address) { return entry.address < address; });
   if (found != tile.kernel_labels.end() && found->address == x.ctx.entry) label = found->label;
-  std::uint32_t op = kNoOpLabel;
-  auto task = std::upper_bound(
-      tile.task_labels.begin(), tile.task_labels.end(), x.ctx.arguments,
-      [](std::uint32_t address, const TaskLabel& range) { return address < range.begin; });
-  if (task != tile.task_labels.begin() && x.ctx.arguments < std::prev(task)->end) op = std::prev(task)->label;
   tile.events.push_back(ProfileEvent{x.ctx.started, x.cycle + 1, label, x.ctx.entry,
-                                     ProfileEventKind::WorkerKernel, static_cast<std::uint8_t>(x.context), op,
-                                     x.ctx.amp_instructions, x.ctx.amp_macs});
+                                     ProfileEventKind::WorkerKernel, static_cast<std::uint8_t>(x.context),
+                                     op_label_at(tile, x.ctx.arguments), x.ctx.amp_instructions, x.ctx.amp_macs});
 }
 
 SEMANTICS(Exit) {
@@ -337,7 +340,7 @@ SEMANTICS(Send) {
   x.stall_until = x.cycle + bytes / 4;
   if constexpr (X::kTracing)
     tile.events.push_back(ProfileEvent{x.cycle, x.cycle + bytes / 4, kExchangeLabel, bytes,
-                                       ProfileEventKind::SupervisorExchange, kSupervisorContext, kNoOpLabel, 0, 0,
+                                       ProfileEventKind::SupervisorExchange, kSupervisorContext, op_label_at(tile, x.pc), 0, 0,
                                        destination >> 31 ? kMulticastPeer | (destination & 0xffffu) : destination});
 }
 

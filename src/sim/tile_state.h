@@ -102,8 +102,9 @@ struct EntryLabel {
 };
 constexpr std::uint32_t kUnnamedKernel = 0xffffffffu;
 
-// A task symbol: argument blocks in [begin, end) serve the op `label`.
-struct TaskLabel {
+// An op symbol: the argument blocks or sends in [begin, end) serve the op
+// `label`.
+struct OpLabel {
   std::uint32_t begin;
   std::uint32_t end;
   std::uint32_t label;
@@ -118,7 +119,7 @@ struct TileState {
   // No code and entry 0: the tile takes no part in the run (nor its syncs).
   bool idle = false;
   std::vector<EntryLabel> kernel_labels;  // sorted by address
-  std::vector<TaskLabel> task_labels;     // sorted by begin, disjoint
+  std::vector<OpLabel> op_labels;     // sorted by begin, disjoint
 
   std::array<Context, kWorkers + 1> contexts;
   std::uint32_t running_workers = 0;  // bit k: worker k runs

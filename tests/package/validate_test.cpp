@@ -84,10 +84,10 @@ TEST(Validate, SymbolsRegionsAndPeak) {
   EXPECT_EQ(error_after([](Package& p) { p.tiles[3].symbols[1].kind = static_cast<SymbolKind>(9); }),
             "tile 3: symbol 'args' has unknown kind 9");
   EXPECT_EQ(error_after([](Package& p) {
-              p.tiles[3].symbols.push_back({"fc1", 0x4d000, 64, SymbolKind::Task});
-              p.tiles[3].symbols.push_back({"fc2", 0x4d020, 64, SymbolKind::Task});
+              p.tiles[3].symbols.push_back({"fc1", 0x4d000, 64, SymbolKind::Op});
+              p.tiles[3].symbols.push_back({"fc2", 0x4d020, 64, SymbolKind::Op});
             }),
-            "tile 3: task symbols 'fc1' at 0x4d000..0x4d040 and 'fc2' at 0x4d020..0x4d060 overlap");
+            "tile 3: op symbols 'fc1' at 0x4d000..0x4d040 and 'fc2' at 0x4d020..0x4d060 overlap");
   EXPECT_EQ(error_after([](Package& p) {
               p.tiles[3].regions.push_back({"x", 0x80000, 64, RegionKind::Tensor, 4, 2});
             }),

@@ -1,5 +1,5 @@
 // Per-op attribution end to end: the compiler names each task's graph ops in
-// task symbols, the simulator tags each worker run with its task's op, and
+// op symbols, the simulator tags each worker run and send with its op, and
 // `tilec profile query|compare` total them by op.
 #include "profile_test_support.h"
 

@@ -344,7 +344,10 @@ TEST(ProfileFileErrors, WorkerEventInTheSupervisorIsRefused) {
   expect_bad_file(framed(encode_profile_json(profile).dump()), "a halt spans cycles 5 to 6");
   profile.events.tiles[0] = {testing::sync_wait(0, 10, 0)};
   profile.events.tiles[0][0].op = 6;
-  expect_bad_file(framed(encode_profile_json(profile).dump()), "a sync event carries an op or AMP work");
+  expect_bad_file(framed(encode_profile_json(profile).dump()), "a sync event names an op");
+  profile.events.tiles[0][0].op = sim::kNoOpLabel;
+  profile.events.tiles[0][0].amp_macs = 1;
+  expect_bad_file(framed(encode_profile_json(profile).dump()), "a sync event carries AMP work");
 }
 
 // Whatever is cut off or flipped, reading gives a BadInput, never a crash.

@@ -144,6 +144,7 @@ TEST(Summary, TrafficBySourcePeerAndColumn) {
   profile.exchange_groups = {{0, 65, 66}};
   sim::ProfileEvent to_64 = send(0, 100), to_group = send(0, 10);
   to_64.peer = 64;
+  to_64.op = 6;  // fc1
   to_group.peer = sim::kMulticastPeer | 0;
   profile.events.tiles[0] = {to_64, halt(1000)};
   profile.events.tiles[1] = {to_group, halt(1000)};
@@ -168,10 +169,17 @@ TEST(Summary, TrafficBySourcePeerAndColumn) {
   EXPECT_DOUBLE_EQ(summary.supersteps[0].busiest_receive_share, 0.1);
   const std::string text = query_text(profile, summary, 5);
   EXPECT_THAT(text, HasSubstr("heaviest transfers (2 of 2 source-peer pairs, 440 bytes)"));
-  EXPECT_THAT(text, ::testing::ContainsRegex("\n +0  tile 64 +400 +1 +0\n +1  group 0 \\(3 tiles\\) +40 +1 +0\n"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n +0  tile 64 +400 +1 +0  fc1\n +1  group 0 \\(3 tiles\\) +40 +1 +0  \\(no op\\)\n"));
   const nlohmann::json report = query_json(profile, summary, 5);
   EXPECT_EQ(report["heaviest_transfers"][1]["to"]["tiles"], (std::vector<std::uint32_t>{0, 65, 66}));
   EXPECT_EQ(report["traffic_matrix"]["bytes"][1], 480);
+  EXPECT_EQ(report["heaviest_transfers"][0]["op"], "fc1");
+  // fc1's sends, as the op's own figures.
+  ASSERT_EQ(summary.ops.size(), 2u);
+  const OpTotal& fc1 = summary.ops[0].name == "fc1" ? summary.ops[0] : summary.ops[1];
+  EXPECT_EQ(fc1.sends, 1u);
+  EXPECT_EQ(fc1.exchange_bytes, 400u);
+  EXPECT_EQ(fc1.exchange_cycles, 100u);
 }
 
 TEST(QueryReport, AFaultIsNamedFirst) {
@@ -220,6 +228,15 @@ TEST(Summary, RealRunAddsUp) {
   }
   EXPECT_EQ(op_sum, worker_cycles);
   EXPECT_EQ(op_macs, macs);
+  // Every send serves a graph op too (no weights are staged here).
+  std::uint64_t op_bytes = 0, bytes_sent = 0;
+  for (const OpTotal& op : summary.ops) {
+    op_bytes += op.exchange_bytes;
+    if (op.name.empty()) EXPECT_EQ(op.sends, 0u) << "a send served no op";
+  }
+  for (const sim::TileStats& stats : profile.tile_stats) bytes_sent += stats.bytes_sent;
+  EXPECT_EQ(op_bytes, bytes_sent);
+  EXPECT_GT(op_bytes, 0u);
   EXPECT_FALSE(op_names.contains("")) << "a worker served no op";
   EXPECT_TRUE(op_names.contains("gemm1")) << ::testing::PrintToString(op_names);
   EXPECT_TRUE(op_names.contains("gemm2")) << ::testing::PrintToString(op_names);
