@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace tilec::profile {
 
@@ -31,17 +32,23 @@ json tile_json(const TileSummary& tile) {
           {"phases", phases_json(tile.phases)}};
 }
 
+// A multicast peer's exchange group; nullopt for a single tile.
+std::optional<std::uint32_t> multicast_group(std::uint32_t peer) {
+  if (!(peer & sim::kMulticastPeer)) return std::nullopt;
+  return peer & ~sim::kMulticastPeer;
+}
+
 // "tile 5", or "group 3 (64 tiles)" for a multicast.
 std::string peer_text(const ProfileData& profile, std::uint32_t peer) {
-  if (!(peer & sim::kMulticastPeer)) return fmt::format("tile {}", peer);
-  const std::uint32_t group = peer & ~sim::kMulticastPeer;
-  return fmt::format("group {} ({} tiles)", group, profile.exchange_groups[group].size());
+  const std::optional<std::uint32_t> group = multicast_group(peer);
+  if (!group) return fmt::format("tile {}", peer);
+  return fmt::format("group {} ({} tiles)", *group, profile.exchange_groups[*group].size());
 }
 
 json peer_json(const ProfileData& profile, std::uint32_t peer) {
-  if (!(peer & sim::kMulticastPeer)) return {{"tile", peer}};
-  const std::uint32_t group = peer & ~sim::kMulticastPeer;
-  return {{"group", group}, {"tiles", profile.exchange_groups[group]}};
+  const std::optional<std::uint32_t> group = multicast_group(peer);
+  if (!group) return {{"tile", peer}};
+  return {{"group", *group}, {"tiles", profile.exchange_groups[*group]}};
 }
 
 }  // namespace

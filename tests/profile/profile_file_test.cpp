@@ -234,6 +234,19 @@ TEST(ProfileFileErrors, BodyIsNotAProfileObject) {
   expect_bad_file(framed("{\"events\": " + std::string(200000, '[') + std::string(200000, ']') + "}"), "missing key");
 }
 
+// Sets field `field` (of the 10 a flat event has) of tile 0's first event
+// of `kind`.
+void set_first_event_field(nlohmann::json& body, sim::ProfileEventKind kind, std::size_t field, std::uint64_t value) {
+  constexpr std::size_t kFields = 10;
+  nlohmann::json& events = body["events"][0];
+  for (std::size_t i = 0; i < events.size(); i += kFields)
+    if (events[i] == static_cast<unsigned>(kind)) {
+      events[i + field] = value;
+      return;
+    }
+  ADD_FAILURE() << "tile 0 has no event of kind " << static_cast<unsigned>(kind);
+}
+
 // One field of the body changed; the error names the field.
 struct BodyCase {
   const char* what;
@@ -263,39 +276,11 @@ const BodyCase kBodyCases[] = {
     {"unknown event kind", [](nlohmann::json& b) { b["events"][0][0] = 4; }, "tile 0 event 0 kind: 4 is larger than 3"},
     {"bad context", [](nlohmann::json& b) { b["events"][0][1] = 7; }, "tile 0 event 0 context: 7 is larger than 6"},
     {"label out of range", [](nlohmann::json& b) { b["events"][0][4] = 999; }, "tile 0 event 0: label 999 is out of range"},
-    {"sync out of order", [](nlohmann::json& b) {
-       nlohmann::json& events = b["events"][0];
-       for (std::size_t i = 0; i < events.size(); i += 10)
-         if (events[i] == 2) {
-           events[i + 5] = 7;
-           break;
-         }
-     }, "waits at sync 7 where sync 0 comes next"},
-    {"peer out of range", [](nlohmann::json& b) {
-       nlohmann::json& events = b["events"][0];
-       for (std::size_t i = 0; i < events.size(); i += 10)
-         if (events[i] == 1) {
-           events[i + 9] = 99;
-           break;
-         }
-     }, "sends to tile 99 of 16"},
-    {"group out of range", [](nlohmann::json& b) {
-       nlohmann::json& events = b["events"][0];
-       for (std::size_t i = 0; i < events.size(); i += 10)
-         if (events[i] == 1) {
-           events[i + 9] = 0x80000000u + 999;
-           break;
-         }
-     }, "sends to exchange group 999 of"},
+    {"sync out of order", [](nlohmann::json& b) { set_first_event_field(b, sim::ProfileEventKind::SyncWait, 5, 7); }, "waits at sync 7 where sync 0 comes next"},
+    {"peer out of range", [](nlohmann::json& b) { set_first_event_field(b, sim::ProfileEventKind::SupervisorExchange, 9, 99); }, "sends to tile 99 of 16"},
+    {"group out of range", [](nlohmann::json& b) { set_first_event_field(b, sim::ProfileEventKind::SupervisorExchange, 9, sim::kMulticastPeer + 999); }, "sends to exchange group 999 of"},
     {"group member out of range", [](nlohmann::json& b) { b["exchange_groups"][0][0] = 99; }, "exchange group 0 lists tile 99 of 16"},
-    {"peer on a sync", [](nlohmann::json& b) {
-       nlohmann::json& events = b["events"][0];
-       for (std::size_t i = 0; i < events.size(); i += 10)
-         if (events[i] == 2) {
-           events[i + 9] = 1;
-           break;
-         }
-     }, "a sync event names a peer"},
+    {"peer on a sync", [](nlohmann::json& b) { set_first_event_field(b, sim::ProfileEventKind::SyncWait, 9, 1); }, "a sync event names a peer"},
     {"fault on a missing tile", [](nlohmann::json& b) {
        b["fault"] = {{"tile", 99}, {"context", 6}, {"pc", 0}, {"cycle", 1}, {"bundle", ""}, {"message", "x"}};
      }, "the fault is on tile 99 of 16"},
