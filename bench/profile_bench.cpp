@@ -42,7 +42,7 @@ void BM_RenderHtmlFullChip(benchmark::State& state) {
   const profile::ProfileData& data = full_chip_profile();
   std::size_t bytes = 0;
   for (auto _ : state) {
-    std::string html = profile::render_html(data);
+    std::string html = profile::render_html(data).html;
     bytes = html.size();
     benchmark::DoNotOptimize(html);
   }

@@ -240,7 +240,9 @@ class CaseRunner {
     if (error) throw_failure(directory.string(), "cannot create the folder: {}", error.message());
     profile::write_profile((directory / "profile.tprof").string(), profile);
     const std::string page = (directory / "profile.html").string();
-    write_text_atomically(page, profile::render_html(profile));
+    const profile::Page rendered = profile::render_html(profile);
+    write_text_atomically(page, rendered.html);
+    if (rendered.cut) fmt::print(stderr, "{}\n", profile::cut_timeline_note(rendered, (directory / "profile.tprof").string()));
     outcome_.report.profile = page;
   }
 

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <tuple>
 
 namespace tilec::cli {
 
@@ -28,7 +29,7 @@ namespace {
 struct ProfileCommandOptions {
   std::string profile;
   std::string other;  // compare: B
-  std::string tiles, cycles, aggregate;  // export
+  std::string tiles, cycles, aggregate;  // export; cycles also render
   std::string output;
   bool json = false;
   bool memory = false;  // query: memory over time instead
@@ -59,21 +60,6 @@ void query(const ProfileCommandOptions& options) {
     fmt::print("{}", profile::query_text(data, summary, options.top));
 }
 
-void render(const ProfileCommandOptions& options) {
-  check_output_file("-o", options.output);
-  profile::ProfileData data;
-  {
-    Span span("read_profile");
-    data = profile::read_profile(options.profile);
-  }
-  std::string html;
-  {
-    Span span("render_html");
-    html = profile::render_html(data);
-  }
-  write_text(options.output, html);
-}
-
 std::uint64_t parse_count(const std::string& text, const char* flag, const std::string& whole, const char* form) {
   std::uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -102,19 +88,42 @@ std::vector<std::uint32_t> parse_tile_list(const std::string& text) {
   return tiles;
 }
 
+// "A:B", "A:" or ":B" -> [A, B), either end open.
+std::pair<std::uint64_t, std::uint64_t> parse_cycle_range(const std::string& text) {
+  constexpr const char* kForm = "a cycle range A:B (either end may be left out)";
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) throw_bad_input("--cycles", "'{}' is not {}", text, kForm);
+  const std::string begin = text.substr(0, colon), end = text.substr(colon + 1);
+  std::pair<std::uint64_t, std::uint64_t> range{0, std::numeric_limits<std::uint64_t>::max()};
+  if (!begin.empty()) range.first = parse_count(begin, "--cycles", text, kForm);
+  if (!end.empty()) range.second = parse_count(end, "--cycles", text, kForm);
+  if (range.second <= range.first) throw_bad_input("--cycles", "{} ends before it begins", text);
+  return range;
+}
+
+void render(const ProfileCommandOptions& options) {
+  check_output_file("-o", options.output);
+  profile::PageOptions page_options;
+  if (!options.cycles.empty()) std::tie(page_options.begin, page_options.end) = parse_cycle_range(options.cycles);
+  profile::ProfileData data;
+  {
+    Span span("read_profile");
+    data = profile::read_profile(options.profile);
+  }
+  profile::Page page;
+  {
+    Span span("render_html");
+    page = profile::render_html(data, page_options);
+  }
+  write_text(options.output, page.html);
+  if (page.cut) fmt::print(stderr, "{}\n", profile::cut_timeline_note(page, options.profile));
+}
+
 void export_trace(const ProfileCommandOptions& options) {
   check_output_file("--chrome", options.output);
   profile::ChromeTraceOptions trace;
   if (!options.tiles.empty()) trace.tiles = parse_tile_list(options.tiles);
-  if (!options.cycles.empty()) {
-    constexpr const char* kForm = "a cycle range A:B (either end may be left out)";
-    const std::size_t colon = options.cycles.find(':');
-    if (colon == std::string::npos) throw_bad_input("--cycles", "'{}' is not {}", options.cycles, kForm);
-    const std::string begin = options.cycles.substr(0, colon), end = options.cycles.substr(colon + 1);
-    if (!begin.empty()) trace.begin = parse_count(begin, "--cycles", options.cycles, kForm);
-    if (!end.empty()) trace.end = parse_count(end, "--cycles", options.cycles, kForm);
-    if (trace.end <= trace.begin) throw_bad_input("--cycles", "{} ends before it begins", options.cycles);
-  }
+  if (!options.cycles.empty()) std::tie(trace.begin, trace.end) = parse_cycle_range(options.cycles);
   if (options.aggregate == "columns") trace.tracks = profile::ChromeTraceOptions::Tracks::Columns;
   else if (options.aggregate == "tiles") trace.tracks = profile::ChromeTraceOptions::Tracks::Tiles;
   const profile::ChromeTrace result = profile::chrome_trace(profile::read_profile(options.profile), trace);
@@ -165,6 +174,8 @@ void add_profile_commands(CLI::App& app) {
   CLI::App* render_command = add_profile_subcommand(
       *group, "render", "Write one self-contained HTML page: timeline, kernels, memory map", options);
   render_command->add_option("-o,--output", options->output, "HTML file to write")->required();
+  render_command->add_option("--cycles", options->cycles,
+                             "The timeline's cycles A:B (default: the run, cut short past 50 MB of events)");
   render_command->callback([options] { render(*options); });
 
   CLI::App* export_command =

@@ -75,9 +75,29 @@ CycleSpan renderer_span(const ProfileData& profile);
 // the amber band of exchange.
 std::string kernel_colour(std::string_view name);
 
+// What the page's timeline holds (docs/profile-format.md, "render"); the
+// tables always cover the whole run.
+struct PageOptions {
+  // The timeline's cycles [begin, end): events overlapping them, clipped to
+  // them. Left at the whole run, the span stops short once its events pass
+  // `event_limit_bytes` of page text, so that a browser can open the page.
+  std::uint64_t begin = 0;
+  std::uint64_t end = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t event_limit_bytes = 50'000'000;
+};
+
+struct Page {
+  std::string html;
+  CycleSpan timeline;  // the cycles the timeline holds
+  bool cut = false;    // the event limit ended the timeline early
+};
+
 // One self-contained HTML page (no network): timeline, kernel breakdown,
-// memory map.
-std::string render_html(const ProfileData& profile);
+// memory map. BadInput for a cycle range that holds none of the run.
+Page render_html(const ProfileData& profile, const PageOptions& options = {});
+// A cut page's one-line note: the cycles its timeline holds, and how to see
+// others.
+std::string cut_timeline_note(const Page& page, const std::string& profile_path);
 
 // What a Chrome trace export holds (docs/profile-format.md, "export").
 struct ChromeTraceOptions {

@@ -64,16 +64,30 @@ void append_tile_stats(std::string& out, const ProfileData& profile, const Profi
   out += ']';
 }
 
-void append_events(std::string& out, const ProfileData& profile) {
+// An event on the page: kind, context, begin, end, label, detail, op.
+template <typename Out>
+Out write_event(Out out, const sim::ProfileEvent& event, std::uint64_t begin, std::uint64_t end) {
+  return fmt::format_to(out, "{},{},{},{},{},{},{}", static_cast<unsigned>(event.kind),
+                        static_cast<unsigned>(event.context), begin, end, event.label, event.detail, event.op);
+}
+
+// Whether `event` shows within [span.begin, span.end): it overlaps it, or
+// it is a halt inside it.
+bool shows_in(const sim::ProfileEvent& event, const CycleSpan& span) {
+  return event.begin == event.end ? event.begin >= span.begin && event.begin <= span.end
+                                  : event.end > span.begin && event.begin < span.end;
+}
+
+void append_events(std::string& out, const ProfileData& profile, const CycleSpan& span) {
   auto write = std::back_inserter(out);
   out += '[';
   for (std::size_t tile = 0; tile < profile.events.tiles.size(); ++tile) {
     out += tile ? ",[" : "[";
     bool first = true;
     for (const sim::ProfileEvent& event : profile.events.tiles[tile]) {
-      fmt::format_to(write, "{}{},{},{},{},{},{},{}", first ? "" : ",", static_cast<unsigned>(event.kind),
-                     static_cast<unsigned>(event.context), event.begin, event.end, event.label, event.detail,
-                     event.op);
+      if (!shows_in(event, span)) continue;
+      if (!first) out += ',';
+      write = write_event(write, event, std::max(event.begin, span.begin), std::min(event.end, span.end));
       first = false;
     }
     out += ']';
@@ -81,10 +95,48 @@ void append_events(std::string& out, const ProfileData& profile) {
   out += ']';
 }
 
+// The timeline's span: the one asked for, or the run's, cut short where
+// its events pass the limit (measured in bins of the run, so that the span
+// ends on a bin's edge).
+struct TimelineChoice {
+  CycleSpan span;
+  bool cut = false;
+};
+
+TimelineChoice choose_timeline(const ProfileData& profile, const PageOptions& options) {
+  const CycleSpan run = renderer_span(profile);
+  const bool whole_run = options.begin == 0 && options.end == std::numeric_limits<std::uint64_t>::max();
+  if (!whole_run) {
+    const CycleSpan asked{std::max(options.begin, run.begin), std::min(options.end, run.end)};
+    if (asked.begin >= asked.end)
+      throw_bad_input("--cycles", "cycles {}:{} hold none of the run's {}:{}", options.begin, options.end, run.begin,
+                      run.end);
+    return {asked, false};
+  }
+  constexpr std::uint64_t kBins = 4096;
+  const std::uint64_t width = std::max<std::uint64_t>(1, (run.end - run.begin + kBins - 1) / kBins);
+  std::vector<std::uint64_t> bytes(kBins + 1, 0);
+  std::uint64_t total = 0;
+  fmt::memory_buffer text;
+  for (const std::vector<sim::ProfileEvent>& events : profile.events.tiles)
+    for (const sim::ProfileEvent& event : events) {
+      if (!shows_in(event, run)) continue;
+      text.clear();
+      write_event(std::back_inserter(text), event, event.begin, event.end);
+      const std::uint64_t size = text.size() + 1;  // and its comma
+      bytes[std::min(kBins, (std::max(event.begin, run.begin) - run.begin) / width)] += size;
+      total += size;
+    }
+  if (total <= options.event_limit_bytes) return {run, false};
+  std::uint64_t kept = 0, bins = 0;
+  while (bins < kBins && (bins == 0 || kept + bytes[bins] <= options.event_limit_bytes)) kept += bytes[bins++];
+  return {{run.begin, std::min(run.end, run.begin + bins * width)}, true};
+}
+
 // The page's data. Events and per-tile figures are written directly: they
 // are nearly all of it, and building them as json values would take most of
 // the render time for a full chip.
-std::string page_data(const ProfileData& profile) {
+std::string page_data(const ProfileData& profile, const TimelineChoice& timeline) {
   const ProfileSummary summary = summarize(profile);
   const MachineModel machine = machine_by_name(profile.target);
   const CycleSpan span = renderer_span(profile);
@@ -109,6 +161,7 @@ std::string page_data(const ProfileData& profile) {
       {"tiles", profile.tiles},
       {"cycles", profile.cycles},
       {"renderer", {{"begin", span.begin}, {"end", span.end}}},
+      {"timeline", {{"begin", timeline.span.begin}, {"end", timeline.span.end}, {"cut", timeline.cut}}},
       {"peak_tile_bytes", profile.peak_tile_bytes},
       {"memory", {{"begin", machine.memory_begin}, {"end", machine.memory_end}, {"standard_end", machine.standard.end}}},
       {"labels", profile.events.labels},
@@ -127,7 +180,7 @@ std::string page_data(const ProfileData& profile) {
   out += ",\"tile_stats\":";
   append_tile_stats(out, profile, summary);
   out += ",\"events\":";
-  append_events(out, profile);
+  append_events(out, profile, timeline.span);
   out += '}';
   return out;
 }
@@ -147,18 +200,25 @@ std::string script_safe(const std::string& json_text) {
 
 }  // namespace
 
-std::string render_html(const ProfileData& profile) {
+Page render_html(const ProfileData& profile, const PageOptions& options) {
   const std::string_view page = report_template();
   const std::size_t at = page.find(kProfileDataPlaceholder);
   TILEC_CHECK(at != std::string_view::npos && page.find(kProfileDataPlaceholder, at + 1) == std::string_view::npos,
               "the report template must hold its data placeholder exactly once");
-  const std::string data = script_safe(page_data(profile));
-  std::string html;
-  html.reserve(page.size() + data.size());
-  html.append(page.substr(0, at));
-  html.append(data);
-  html.append(page.substr(at + kProfileDataPlaceholder.size()));
-  return html;
+  const TimelineChoice timeline = choose_timeline(profile, options);
+  const std::string data = script_safe(page_data(profile, timeline));
+  Page result{{}, timeline.span, timeline.cut};
+  result.html.reserve(page.size() + data.size());
+  result.html.append(page.substr(0, at));
+  result.html.append(data);
+  result.html.append(page.substr(at + kProfileDataPlaceholder.size()));
+  return result;
+}
+
+std::string cut_timeline_note(const Page& page, const std::string& profile_path) {
+  return fmt::format("note: the page's timeline holds cycles {}:{} only, to stay under {} MB of events; "
+                     "`tilec profile render {} --cycles A:B -o PAGE` shows another span",
+                     page.timeline.begin, page.timeline.end, PageOptions{}.event_limit_bytes / 1'000'000, profile_path);
 }
 
 }  // namespace tilec::profile

@@ -65,7 +65,7 @@ class Browser : public ::testing::Test {
     // One page per test: ctest runs tests in parallel.
     const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     report_ = (output_directory() / ("mlp-report-" + test + ".html")).string();
-    testing::write_text(report_, render_html(testing::mlp_profile()));
+    testing::write_text(report_, render_html(testing::mlp_profile()).html);
   }
   std::string report_;
 };
@@ -129,7 +129,7 @@ TEST_F(Browser, FaultIsMarked) {
   profile.fault = FaultMark{3, 2, 0x4e018, profile.cycles / 2, "ld128 $a0:3, $m2, 0",
                             "tile 3, worker 2, pc 0x4e018 (ld128 $a0:3, $m2, 0): misaligned 128-bit load from 0x80004"};
   const std::string page = (output_directory() / "fault-report.html").string();
-  testing::write_text(page, render_html(profile));
+  testing::write_text(page, render_html(profile).html);
   const testing::CommandResult result =
       chromium("--window-size=1400,1000 --virtual-time-budget=3000 --dump-dom 'file://" + page + "'", "fault_dom");
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -146,11 +146,30 @@ TEST_F(Browser, FaultIsMarked) {
   EXPECT_GT(std::filesystem::file_size(png), 20'000u);
 }
 
+// A page cut short by its event limit draws the part it holds and says so.
+TEST_F(Browser, CutTimelineSaysWhatItHolds) {
+  const std::string whole = render_html(testing::mlp_profile()).html;
+  PageOptions options;
+  const std::size_t events = whole.find("\"events\":");
+  options.event_limit_bytes = (whole.find("</script>", events) - events) / 3;  // about a third of them
+  const Page cut = render_html(testing::mlp_profile(), options);
+  ASSERT_TRUE(cut.cut);
+  const std::string page = (output_directory() / "cut-report.html").string();
+  testing::write_text(page, cut.html);
+  const testing::CommandResult result =
+      chromium("--window-size=1400,1000 --virtual-time-budget=3000 --dump-dom 'file://" + page + "'", "cut_dom");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string status = status_element(result.out);
+  EXPECT_THAT(status, HasSubstr("data-errors=\"0\""));
+  EXPECT_THAT(status, ::testing::Not(HasSubstr("data-timeline-painted=\"0\"")));
+  EXPECT_THAT(result.out, HasSubstr("of the run only, to keep the page small enough to open"));
+}
+
 // A run with nothing in it (no events, no regions, no cycles) still gives a
 // working page.
 TEST_F(Browser, EmptyProfileLoadsWithoutErrors) {
   const std::string empty = (output_directory() / "empty-report.html").string();
-  testing::write_text(empty, render_html(testing::blank_profile(1, 0)));
+  testing::write_text(empty, render_html(testing::blank_profile(1, 0)).html);
   const testing::CommandResult result =
       chromium("--virtual-time-budget=3000 --dump-dom 'file://" + empty + "'", "empty");
   ASSERT_EQ(result.exit_code, 0) << result.err;

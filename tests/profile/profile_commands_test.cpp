@@ -68,7 +68,7 @@ TEST(ProfileCommands, RenderWritesTheReport) {
   const testing::CommandResult result = run_tilec("profile render " + profile_file() + " -o " + html, "render");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "");
-  EXPECT_EQ(testing::read_text(html), render_html(testing::mlp_profile()));
+  EXPECT_EQ(testing::read_text(html), render_html(testing::mlp_profile()).html);
 }
 
 TEST(ProfileCommands, ExportWritesAChromeTrace) {
@@ -133,6 +133,23 @@ TEST(ProfileCommands, ExportFiltersAndTheirErrors) {
     expect_one_line_error(run_tilec("profile export " + profile_file() + out + " " + bad[i].first, fmt::format("bad_{}", i)),
                           2, bad[i].second);
   EXPECT_EQ(run_tilec("profile export " + profile_file() + out + " --aggregate rows", "aggregate").exit_code, 2);
+}
+
+TEST(ProfileCommands, RenderTakesACycleRange) {
+  const std::string html = temp_path("span.html");
+  const testing::CommandResult result =
+      run_tilec("profile render " + profile_file() + " -o " + html + " --cycles 100:900", "span");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");  // a chosen span is not a cut one
+  PageOptions options;
+  options.begin = 100;
+  options.end = 900;
+  EXPECT_EQ(testing::read_text(html), render_html(testing::mlp_profile(), options).html);
+  expect_one_line_error(run_tilec("profile render " + profile_file() + " -o " + html + " --cycles 9:x", "bad_span"), 2,
+                        "--cycles: '9:x' is not a cycle range A:B");
+  expect_one_line_error(
+      run_tilec("profile render " + profile_file() + " -o " + html + " --cycles 99999999:", "empty_span"), 2,
+      "--cycles: cycles 99999999:18446744073709551615 hold none of the run's");
 }
 
 TEST(ProfileCommands, CompareOfARunWithItselfChangesNothing) {

@@ -5,6 +5,7 @@
 #include "profile_test_support.h"
 #include "support/error.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -36,7 +37,7 @@ nlohmann::json page_data(const std::string& html) {
 }
 
 TEST(RenderHtml, IsOneSelfContainedPage) {
-  const std::string html = render_html(testing::mlp_profile());
+  const std::string html = render_html(testing::mlp_profile()).html;
   EXPECT_THAT(html, ::testing::StartsWith("<!DOCTYPE html>"));
   EXPECT_THAT(html, Not(HasSubstr(std::string(kProfileDataPlaceholder))));
   // Nothing fetched: no external scripts, styles, fonts, images or URLs.
@@ -44,12 +45,12 @@ TEST(RenderHtml, IsOneSelfContainedPage) {
     EXPECT_THAT(html, Not(HasSubstr(outside))) << outside;
   EXPECT_THAT(html, HasSubstr("window.tilecReady = true"));
   EXPECT_THAT(html, HasSubstr("<canvas id=\"timeline\">"));
-  EXPECT_EQ(html, render_html(testing::mlp_profile()));  // deterministic
+  EXPECT_EQ(html, render_html(testing::mlp_profile()).html);  // deterministic
 }
 
 TEST(RenderHtml, InlinesTheProfilesData) {
   const ProfileData& profile = testing::mlp_profile();
-  const nlohmann::json data = page_data(render_html(profile));
+  const nlohmann::json data = page_data(render_html(profile).html);
   EXPECT_EQ(data["name"], profile.name);
   EXPECT_EQ(data["tiles"], profile.tiles);
   EXPECT_EQ(data["cycles"], profile.cycles);
@@ -118,13 +119,13 @@ double hue_of(const std::string& colour) {
 // agree), names spread over the hues, and none is exchange's amber.
 TEST(RenderHtml, KernelColoursComeFromTheirNames) {
   ProfileData profile = testing::mlp_profile();
-  const nlohmann::json before = page_data(render_html(profile));
+  const nlohmann::json before = page_data(render_html(profile).html);
   // Another run: the busiest kernel's name and the quietest's swapped, so
   // each name changes rank.
   ASSERT_GE(before["kernels"].size(), 2u);
   std::swap(profile.events.labels[before["kernels"].front()["label"].get<std::size_t>()],
             profile.events.labels[before["kernels"].back()["label"].get<std::size_t>()]);
-  const nlohmann::json after = page_data(render_html(profile));
+  const nlohmann::json after = page_data(render_html(profile).html);
   ASSERT_EQ(after["kernels"].front()["name"], before["kernels"].back()["name"]);
   std::map<std::string, std::string> colours;
   for (const nlohmann::json& kernel : before["kernels"]) colours[kernel["name"]] = kernel["colour"];
@@ -140,11 +141,75 @@ TEST(RenderHtml, KernelColoursComeFromTheirNames) {
   EXPECT_GT(distinct.size(), 150u);
 }
 
+// Bytes of the page's event data, the part the limit is on.
+std::size_t event_bytes(const std::string& html) {
+  const std::size_t at = html.find("\"events\":");
+  return html.find("</script>", at) - at;
+}
+
+std::uint64_t events_in(const nlohmann::json& data, std::uint64_t from, std::uint64_t to) {
+  std::uint64_t n = 0;
+  for (const nlohmann::json& tile : data["events"])
+    for (std::size_t i = 0; i < tile.size(); i += 7) {
+      const std::uint64_t begin = tile[i + 2], end = tile[i + 3];
+      EXPECT_GE(begin, from);
+      EXPECT_LE(end, to);
+      ++n;
+    }
+  return n;
+}
+
+TEST(RenderHtml, ATimelinePastTheLimitIsCutShortAndTheTablesStayWhole) {
+  const ProfileData& profile = testing::mlp_profile();
+  const Page whole = render_html(profile);
+  EXPECT_FALSE(whole.cut);
+  const CycleSpan run = renderer_span(profile);
+  EXPECT_EQ(whole.timeline.begin, run.begin);
+  EXPECT_EQ(whole.timeline.end, run.end);
+
+  PageOptions options;
+  options.event_limit_bytes = event_bytes(whole.html) / 3;
+  const Page cut = render_html(profile, options);
+  ASSERT_TRUE(cut.cut);
+  EXPECT_EQ(cut.timeline.begin, run.begin);
+  EXPECT_LT(cut.timeline.end, run.end);
+  EXPECT_GT(cut.timeline.end, run.begin);
+  EXPECT_LE(event_bytes(cut.html), options.event_limit_bytes * 11 / 10);
+  const nlohmann::json data = page_data(cut.html);
+  EXPECT_TRUE(data["timeline"]["cut"].get<bool>());
+  EXPECT_EQ(data["timeline"]["end"], cut.timeline.end);
+  EXPECT_GT(events_in(data, cut.timeline.begin, cut.timeline.end), 0u);
+  // The tables are the whole run's.
+  const nlohmann::json full = page_data(whole.html);
+  for (const char* table : {"worker_cycles", "ops", "kernels", "supersteps", "liveness"})
+    EXPECT_EQ(data[table], full[table]) << table;
+  EXPECT_THAT(cut_timeline_note(cut, "p.tprof"), HasSubstr(fmt::format("holds cycles {}:{} only", run.begin, cut.timeline.end)));
+}
+
+TEST(RenderHtml, ACycleRangeChoosesTheTimeline) {
+  const ProfileData& profile = testing::mlp_profile();
+  const CycleSpan run = renderer_span(profile);
+  PageOptions options;
+  options.begin = run.begin + (run.end - run.begin) / 4;
+  options.end = run.begin + (run.end - run.begin) / 2;
+  const Page page = render_html(profile, options);
+  EXPECT_FALSE(page.cut);
+  EXPECT_EQ(page.timeline.begin, options.begin);
+  EXPECT_EQ(page.timeline.end, options.end);
+  const nlohmann::json data = page_data(page.html);
+  const std::uint64_t shown = events_in(data, options.begin, options.end);
+  EXPECT_GT(shown, 0u);
+  EXPECT_LT(shown, events_in(page_data(render_html(profile).html), 0, run.end));
+  options.begin = run.end + 1;
+  options.end = run.end + 10;
+  EXPECT_THROW(render_html(profile, options), Error);
+}
+
 TEST(RenderHtml, NamesCannotBreakOutOfTheScript) {
   ProfileData profile = testing::mlp_profile();
   profile.name = "</script><script>window.tilecErrors.push('injected')</script><!--";
   profile.events.labels[4] = "<b>kernel</b>";
-  const std::string html = render_html(profile);
+  const std::string html = render_html(profile).html;
   const std::string page(report_template());
   EXPECT_EQ(count(html, "</script>"), count(page, "</script>"));
   EXPECT_EQ(count(html, "<!--"), count(page, "<!--"));
