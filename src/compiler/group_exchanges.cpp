@@ -31,7 +31,11 @@ class LirBuilder {
     assign_phases();
     producers();
     place_values();
-    for (int index = 0; index < static_cast<int>(program_.ops.size()); ++index) add_op(index);
+    for (int index = 0; index < static_cast<int>(program_.ops.size()); ++index) {
+      current_op_ = index;
+      add_op(index);
+    }
+    current_op_ = -1;
     finish_iteration_record();
   }
 
@@ -41,6 +45,8 @@ class LirBuilder {
 
   int add_buffer(Buffer buffer) {
     buffer.bytes = round_up(buffer.bytes, 16);
+    const bool shared = buffer.kind == BufferKind::ChunkRecord || buffer.kind == BufferKind::IterationRecord;
+    buffer.op = shared ? -1 : buffer.value >= 0 ? producer_[static_cast<std::size_t>(buffer.value)] : current_op_;
     lir_.buffers.push_back(std::move(buffer));
     return static_cast<int>(lir_.buffers.size()) - 1;
   }
@@ -989,6 +995,7 @@ class LirBuilder {
   const MidProgram& program_;
   Lir& lir_;
   std::vector<int> producer_;
+  int current_op_ = -1;  // the op add_op is building, which the buffers it adds serve
   int iteration_record_ = -1;
   struct RecordSlice {
     std::uint32_t offset = 0, bytes = 0;

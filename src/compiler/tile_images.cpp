@@ -423,6 +423,22 @@ void add_op_symbols(const Lir& lir, const TileArguments& arguments, const std::v
   }
 }
 
+package::Schedule schedule(const Lir& lir) {
+  const GroupPlan& groups = lir.mid->groups;
+  package::Schedule result;
+  result.supersteps = static_cast<std::uint32_t>(lir.phases);
+  result.chunks = static_cast<std::uint32_t>(groups.chunks);
+  result.groups = static_cast<std::uint32_t>(groups.groups);
+  result.group_size = static_cast<std::uint32_t>(groups.group_size);
+  if (lir.repeat_first_phase >= 0) {
+    result.repeat = lir.chain->repeat->name;
+    result.repeat_first = lir.repeat_first_phase;
+    result.repeat_last = lir.repeat_last_phase;
+    result.repeat_count = static_cast<std::uint32_t>(lir.mid->repeat_count);
+  }
+  return result;
+}
+
 }  // namespace
 
 std::string op_symbol_name(const Lir& lir, int index) {
@@ -443,6 +459,7 @@ package::Package build_tile_images(const ImageInputs& inputs) {
   package::Package result;
   result.target = inputs.machine.name;
   result.exchange_groups = inputs.exchanges.groups;
+  result.schedule = schedule(lir);
 
   std::vector<package::Segment> library_segments;
   std::vector<package::Symbol> library_symbols;
@@ -461,7 +478,8 @@ package::Package build_tile_images(const ImageInputs& inputs) {
     if (buffer.bytes > 0)
       regions.push_back({buffer.name, buffer.address, buffer.bytes, region_kind(buffer.kind),
                          buffer.lifetime.resident ? -1 : buffer.lifetime.first,
-                         buffer.lifetime.resident ? -1 : buffer.lifetime.last});
+                         buffer.lifetime.resident ? -1 : buffer.lifetime.last,
+                         buffer.op >= 0 ? op_symbol_name(lir, buffer.op) : ""});
   std::sort(regions.begin(), regions.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
 
   result.tiles.resize(inputs.machine.tiles);

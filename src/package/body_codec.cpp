@@ -121,6 +121,26 @@ constexpr std::size_t kMinOrderBytes = 4 + 1 + 4 + 4;
 // The summation order: per gemm, its name, flags (bit 0: FP16 partials;
 // bit 1: added in passes, whose size follows), the K cuts, and the column
 // ranges with their part orders.
+void write_schedule(ByteWriter& out, const Schedule& schedule) {
+  for (std::uint32_t field : {schedule.supersteps, schedule.chunks, schedule.groups, schedule.group_size})
+    out.u32(field);
+  out.string(schedule.repeat);
+  out.i32(schedule.repeat_first);
+  out.i32(schedule.repeat_last);
+  out.u32(schedule.repeat_count);
+}
+
+Schedule read_schedule(ByteReader& in) {
+  Schedule schedule;
+  for (std::uint32_t* field : {&schedule.supersteps, &schedule.chunks, &schedule.groups, &schedule.group_size})
+    *field = in.u32();
+  schedule.repeat = in.string("schedule repeat");
+  schedule.repeat_first = in.i32();
+  schedule.repeat_last = in.i32();
+  schedule.repeat_count = in.u32();
+  return schedule;
+}
+
 void write_summation_order(ByteWriter& out, const graph::SummationOrder& order) {
   out.count(order.gemms.size(), "summation order");
   for (const auto& [name, split] : order.gemms) {
@@ -298,6 +318,7 @@ EncodedBody encode_body(const Package& package) {
     for (const Region& region : tile.regions) {
       out.i32(region.first_superstep);
       out.i32(region.last_superstep);
+      out.string(region.op);
     }
   }
 
@@ -310,6 +331,7 @@ EncodedBody encode_body(const Package& package) {
   write_summation_order(out, package.summation_order);
   write_row_orders(out, package.summation_order);
   write_attention_orders(out, package.summation_order);
+  write_schedule(out, package.schedule);
 
   EncodedBody body;
   body.counts = {static_cast<std::uint32_t>(package.tiles.size()),
@@ -369,6 +391,7 @@ Package decode_body(std::span<const std::uint8_t> body, const BodyCounts& counts
     for (Region& region : tile.regions) {
       region.first_superstep = in.i32();
       region.last_superstep = in.i32();
+      region.op = in.string("region op");
     }
   }
   for (std::uint32_t i = 0; i < counts.contents; ++i)
@@ -386,7 +409,8 @@ Package decode_body(std::span<const std::uint8_t> body, const BodyCounts& counts
   for (std::uint32_t i = 0; i < counts.bindings; ++i) package.bindings.push_back(read_binding(in));
 
   package.summation_order = read_summation_order(in);
-  if (in.remaining() != 0) in.fail("{} bytes of trailing data after the attention orders", in.remaining());
+  package.schedule = read_schedule(in);
+  if (in.remaining() != 0) in.fail("{} bytes of trailing data after the schedule", in.remaining());
   return package;
 }
 

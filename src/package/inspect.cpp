@@ -97,7 +97,36 @@ json row_orders_json(const graph::SummationOrder& order) {
 
 std::uint64_t get(const json& object, const char* key) { return object.at(key).get<std::uint64_t>(); }
 
+std::string schedule_text(const json& schedule) {
+  if (schedule.is_null()) return "not recorded";
+  auto plural = [](std::uint64_t n) { return n == 1 ? "" : "s"; };
+  std::string text = fmt::format("{} supersteps a chunk, {} chunk{}; {} group{} of {} tiles", get(schedule, "supersteps"),
+                                 get(schedule, "chunks"), plural(get(schedule, "chunks")), get(schedule, "groups"),
+                                 plural(get(schedule, "groups")), get(schedule, "group_size"));
+  if (schedule.contains("repeat")) {
+    const json& repeat = schedule["repeat"];
+    text += fmt::format("; repeat {}: supersteps {}-{}, {} times", repeat["name"].get<std::string>(),
+                        get(repeat, "first_superstep"), get(repeat, "last_superstep"), get(repeat, "count"));
+  }
+  return text + fmt::format("; {} supersteps in the run", get(schedule, "run_supersteps"));
+}
+
 }  // namespace
+
+json schedule_json(const Schedule& schedule) {
+  if (!schedule.known()) return nullptr;
+  json result = {{"supersteps", schedule.supersteps},
+                 {"chunks", schedule.chunks},
+                 {"groups", schedule.groups},
+                 {"group_size", schedule.group_size},
+                 {"run_supersteps", schedule.run_supersteps()}};
+  if (!schedule.repeat.empty())
+    result["repeat"] = {{"name", schedule.repeat},
+                        {"first_superstep", schedule.repeat_first},
+                        {"last_superstep", schedule.repeat_last},
+                        {"count", schedule.repeat_count}};
+  return result;
+}
 
 json summary_report(const Package& package, const FileFacts& file) {
   std::vector<std::uint64_t> code(package.tiles.size(), 0), data(package.tiles.size(), 0);
@@ -137,6 +166,7 @@ json summary_report(const Package& package, const FileFacts& file) {
                     {"stored_bytes", contents.stored_bytes()},
                     {"loaded_bytes", loaded}}},
       {"exchange_groups", {{"count", package.exchange_groups.size()}, {"largest", largest_group}}},
+      {"schedule", schedule_json(package.schedule)},
       {"bindings", {{"count", package.bindings.size()}, {"by_role", roles}}},
       {"compile_info", compile_info},
       {"summation_order", summation_order_json(package.summation_order)},
@@ -169,6 +199,7 @@ std::string summary_text(const json& summary) {
   text += fmt::format("groups        {} (largest {} tiles)\n",
                       get(summary["exchange_groups"], "count"),
                       get(summary["exchange_groups"], "largest"));
+  text += fmt::format("schedule      {}\n", schedule_text(summary["schedule"]));
   text += fmt::format("bindings      {} ({} input, {} parameter, {} output)\n",
                       get(summary["bindings"], "count"), get(roles, "input"),
                       get(roles, "parameter"), get(roles, "output"));
@@ -272,7 +303,7 @@ json tile_report(const Package& package, std::uint32_t index, bool disassemble) 
     report["regions"].push_back({{"name", region.name}, {"kind", region_kind_name(region.kind)},
                                  {"address", region.address}, {"size", region.size},
                                  {"first_superstep", region.first_superstep},
-                                 {"last_superstep", region.last_superstep}});
+                                 {"last_superstep", region.last_superstep}, {"op", region.op}});
   report["pieces"] = json::array();
   for (const Binding& binding : package.bindings)
     for (std::size_t p = 0; p < binding.pieces.size(); ++p)
@@ -303,12 +334,13 @@ std::string tile_text(const json& tile) {
                         s["kind"].get<std::string>(), hex(get(s, "address")), get(s, "size"));
   text += "regions\n";
   for (const json& r : tile["regions"])
-    text += fmt::format("  {:<24} {:<15} {:>9} {:>7} bytes  {}\n", r["name"].get<std::string>(),
+    text += fmt::format("  {:<24} {:<15} {:>9} {:>7} bytes  {}{}\n", r["name"].get<std::string>(),
                         r["kind"].get<std::string>(), hex(get(r, "address")), get(r, "size"),
                         r["first_superstep"].get<int>() < 0
                             ? std::string("resident")
                             : fmt::format("supersteps {}-{}", r["first_superstep"].get<int>(),
-                                          r["last_superstep"].get<int>()));
+                                          r["last_superstep"].get<int>()),
+                        r["op"].get<std::string>().empty() ? "" : "  op " + r["op"].get<std::string>());
   text += "binding pieces\n";
   for (const json& p : tile["pieces"])
     text += fmt::format("  {:<24} piece {:<5} {:>9} {:>7} bytes  start [{}] size [{}] strides [{}]\n",

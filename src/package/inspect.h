@@ -23,6 +23,8 @@ struct FileFacts {
 // Target, tiles, code and data bytes (total and per tile), peak, segment
 // sharing, exchange groups, bindings by role, compile_info.
 nlohmann::json summary_report(const Package& package, const FileFacts& file);
+// The schedule's fields (docs/package-format.md), null when not known.
+nlohmann::json schedule_json(const Schedule& schedule);
 std::string summary_text(const nlohmann::json& summary);
 
 // One entry per binding: name, role, type, pieces, bytes on the device

@@ -9,6 +9,11 @@ Package make_empty_package(const MachineModel& model) {
   return package;
 }
 
+std::uint64_t Schedule::run_supersteps() const {
+  const std::uint64_t body = repeat.empty() ? 0 : static_cast<std::uint64_t>(repeat_last - repeat_first + 1);
+  return static_cast<std::uint64_t>(chunks) * (supersteps + body * (repeat_count - 1));
+}
+
 std::string_view binding_role_name(BindingRole role) {
   switch (role) {
     case BindingRole::Input: return "input";

@@ -22,7 +22,7 @@ namespace tilec::package {
 
 // 2: the summation order follows the bindings. 3: op symbols. 4: region
 // lifetimes.
-constexpr std::uint32_t kFormatVersion = 4;
+constexpr std::uint32_t kFormatVersion = 5;
 
 struct Segment {
   std::string name;  // ".text", ".kernels", ".args", ...
@@ -60,6 +60,9 @@ struct Region {
   // live in, first to last; -1 and -1: resident, the whole run.
   std::int32_t first_superstep = -1;
   std::int32_t last_superstep = -1;
+  // The graph op or ops it serves (an op symbol's spelling: "blocks/fc1"),
+  // "" for code and arguments.
+  std::string op;
 
   bool resident() const { return first_superstep < 0; }
 };
@@ -99,10 +102,32 @@ struct Binding {
   std::vector<Piece> pieces;
 };
 
+// The run the compiler scheduled, for reading a profile by its plan: each
+// chunk runs `supersteps` (the repeat body counted once), the repeat body
+// `repeat_count` times over; a sync separates consecutive ones. Zeros: not
+// known (a package built by hand).
+struct Schedule {
+  std::uint32_t supersteps = 0;  // per chunk
+  std::uint32_t chunks = 0;
+  // The plan's tile groups: group g is tiles [g * group_size, (g + 1) * group_size).
+  std::uint32_t groups = 0;
+  std::uint32_t group_size = 0;
+  std::string repeat;  // the repeat's name, "" without one
+  std::int32_t repeat_first = -1;  // its body's supersteps of a chunk, first to last
+  std::int32_t repeat_last = -1;
+  std::uint32_t repeat_count = 0;
+
+  bool known() const { return supersteps > 0; }
+  bool operator==(const Schedule&) const = default;
+  // Supersteps the whole run takes: one sync fewer than this.
+  std::uint64_t run_supersteps() const;
+};
+
 struct Package {
   std::string target = "ipu21";  // machine_by_name() spelling
   std::vector<TileImage> tiles;  // one per tile of the target
   std::vector<std::vector<std::uint32_t>> exchange_groups;
+  Schedule schedule;
   std::vector<Binding> bindings;
   // Free-form facts from the compiler (graph name, budget, estimated
   // cycles...), kept as JSON text.

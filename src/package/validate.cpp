@@ -152,9 +152,26 @@ void validate(const Package& package, const MachineModel& model) {
 
   for (std::uint32_t t = 0; t < model.tiles; ++t) check_tile(model, t, package.tiles[t]);
   check_groups(package, model);
+  check_schedule(package.schedule, model);
   detail::validate_bindings(package, model);
 }
 
 void validate(const Package& package) { validate(package, machine_by_name(package.target)); }
+
+void check_schedule(const Schedule& schedule, const MachineModel& model, const std::string& where) {
+  if (!schedule.known()) return;
+  if (schedule.chunks == 0) throw_bad_input(where, "has {} supersteps but no chunks", schedule.supersteps);
+  if (static_cast<std::uint64_t>(schedule.groups) * schedule.group_size > model.tiles || schedule.group_size == 0)
+    throw_bad_input(where, "{} groups of {} tiles do not fit {}'s {} tiles", schedule.groups, schedule.group_size,
+                    model.name, model.tiles);
+  if (schedule.repeat.empty() != (schedule.repeat_first < 0) || schedule.repeat.empty() != (schedule.repeat_count == 0))
+    throw_bad_input(where, "repeat '{}' has supersteps {} to {} and a count of {}", schedule.repeat,
+                    schedule.repeat_first, schedule.repeat_last, schedule.repeat_count);
+  if (!schedule.repeat.empty() &&
+      (schedule.repeat_last < schedule.repeat_first ||
+       static_cast<std::uint32_t>(schedule.repeat_last) >= schedule.supersteps))
+    throw_bad_input(where, "repeat '{}' has supersteps {} to {} of the chunk's {}", schedule.repeat,
+                    schedule.repeat_first, schedule.repeat_last, schedule.supersteps);
+}
 
 }  // namespace tilec::package

@@ -10,6 +10,8 @@
 //   aligned inside an executable segment, or 0 on a tile with no executable
 //   segment (an idle tile); the planned peak fits in memory; kinds are known.
 // Exchange groups: not empty, existing tiles, no tile twice.
+// Schedule: when known, its groups fit the tiles and its repeat lies within
+//   a chunk's supersteps (check_schedule, also for profiles).
 // Bindings: a unique non-empty name, known role and element type; an FP8
 //   scale within kMinScale..kMaxScale and none on other types; positive
 //   extents; a tensor that fits in the device's memory; at least one piece.
@@ -32,6 +34,9 @@ constexpr int kMinScale = -64;
 constexpr int kMaxScale = 64;
 
 void validate(const Package& package, const MachineModel& model);
+
+// BadInput naming `where` for a known schedule that does not fit `model`.
+void check_schedule(const Schedule& schedule, const MachineModel& model, const std::string& where = "schedule");
 
 // The package runs `graph`: one binding per graph input, parameter and
 // output and none else, each with the graph's role and type (element,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace tilec::profile {
 
@@ -46,9 +47,19 @@ Liveness liveness(const ProfileData& profile) {
   }
   for (const package::Region& region : profile.regions)
     if (region.size > 0 && live_in(region, memory.peak_superstep))
-      memory.live_at_peak.push_back(LiveRegion{region.name, region.kind, region.size, region.resident()});
+      memory.live_at_peak.push_back(LiveRegion{region.name, region.kind, region.size, region.resident(), region.op});
   std::stable_sort(memory.live_at_peak.begin(), memory.live_at_peak.end(),
                    [](const LiveRegion& a, const LiveRegion& b) { return a.bytes > b.bytes; });
+  std::map<std::string, LiveOp> by_op;
+  for (const LiveRegion& region : memory.live_at_peak) {
+    LiveOp& op = by_op[region.op];
+    op.op = region.op;
+    op.bytes += region.bytes;
+    op.regions += 1;
+  }
+  for (auto& [name, op] : by_op) memory.live_at_peak_by_op.push_back(std::move(op));
+  std::stable_sort(memory.live_at_peak_by_op.begin(), memory.live_at_peak_by_op.end(),
+                   [](const LiveOp& a, const LiveOp& b) { return a.bytes > b.bytes; });
   memory.planned_peak_bytes = profile.peak_tile_bytes;
   for (std::uint32_t tile = 0; tile < profile.tile_stats.size(); ++tile)
     if (profile.tile_stats[tile].memory_bytes > memory.observed_peak_bytes) {
@@ -76,8 +87,17 @@ std::string liveness_text(const Liveness& memory, std::size_t top) {
   line(fmt::format("live at the peak ({} of {} regions)", shown, memory.live_at_peak.size()));
   for (std::size_t i = 0; i < shown; ++i) {
     const LiveRegion& region = memory.live_at_peak[i];
-    line(fmt::format("  {:<32} {:<16} {:>10} bytes{}", region.name, region_kind_name(region.kind), grouped(region.bytes),
-                     region.resident ? "  resident" : ""));
+    line(fmt::format("  {:<32} {:<16} {:>10} bytes{}{}", region.name, region_kind_name(region.kind),
+                     grouped(region.bytes), region.resident ? "  resident" : "",
+                     region.op.empty() ? "" : "  op " + region.op));
+  }
+  const std::size_t ops = std::min(top, memory.live_at_peak_by_op.size());
+  line(fmt::format("live at the peak by op ({} of {}; a region inside another counts in both)", ops,
+                   memory.live_at_peak_by_op.size()));
+  for (std::size_t i = 0; i < ops; ++i) {
+    const LiveOp& op = memory.live_at_peak_by_op[i];
+    line(fmt::format("  {:<40} {:>10} bytes in {} regions", op.op.empty() ? "(no op: code, arguments, records)" : op.op,
+                     grouped(op.bytes), op.regions));
   }
   return text;
 }
@@ -88,11 +108,16 @@ nlohmann::json liveness_json(const Liveness& memory) {
     live.push_back({{"name", region.name},
                     {"kind", region_kind_name(region.kind)},
                     {"bytes", region.bytes},
-                    {"resident", region.resident}});
+                    {"resident", region.resident},
+                    {"op", region.op}});
+  nlohmann::json by_op = nlohmann::json::array();
+  for (const LiveOp& op : memory.live_at_peak_by_op)
+    by_op.push_back({{"op", op.op}, {"bytes", op.bytes}, {"regions", op.regions}});
   return {{"live_bytes", memory.live_bytes},
           {"peak_superstep", memory.peak_superstep},
           {"peak_live_bytes", memory.peak_live_bytes},
           {"live_at_peak", std::move(live)},
+          {"live_at_peak_by_op", std::move(by_op)},
           {"planned_peak_bytes", memory.planned_peak_bytes},
           {"observed_peak_bytes", memory.observed_peak_bytes},
           {"observed_peak_tile", memory.observed_peak_tile}};

@@ -18,6 +18,15 @@ struct LiveRegion {
   package::RegionKind kind = package::RegionKind::Tensor;
   std::uint32_t bytes = 0;
   bool resident = false;
+  std::string op;  // the graph op or ops it serves, "" for none
+};
+
+// The regions live at the peak that serve one op ("" for code, arguments
+// and the records every op shares), their sizes summed.
+struct LiveOp {
+  std::string op;
+  std::uint64_t bytes = 0;
+  std::uint32_t regions = 0;
 };
 
 struct Liveness {
@@ -28,6 +37,7 @@ struct Liveness {
   std::uint32_t peak_superstep = 0;
   std::uint64_t peak_live_bytes = 0;
   std::vector<LiveRegion> live_at_peak;  // largest first
+  std::vector<LiveOp> live_at_peak_by_op;  // most bytes first
   std::uint32_t planned_peak_bytes = 0;  // the compiler's extent (ProfileData::peak_tile_bytes)
   // The simulator: the largest extent of memory a tile touched, and where.
   std::uint64_t observed_peak_bytes = 0;

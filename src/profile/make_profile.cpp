@@ -27,6 +27,7 @@ ProfileData make_profile(std::string name, const package::Package& package, cons
   profile.events = run.profile;
   profile.regions = package.tiles.front().regions;
   profile.exchange_groups = package.exchange_groups;
+  profile.schedule = package.schedule;
   for (const package::TileImage& image : package.tiles)
     profile.peak_tile_bytes = std::max(profile.peak_tile_bytes, image.peak_bytes);
   return profile;

@@ -42,6 +42,8 @@ struct ProfileData {
   std::vector<package::Region> regions;
   // The package's exchange groups, for the members of a multicast send.
   std::vector<std::vector<std::uint32_t>> exchange_groups;
+  // The run as the compiler scheduled it: chunks, plan groups, the repeat.
+  package::Schedule schedule;
   std::uint32_t peak_tile_bytes = 0;
   std::optional<FaultMark> fault;
 };

@@ -1,5 +1,7 @@
 #include "profile/profile_codec.h"
 
+#include "package/inspect.h"
+#include "package/validate.h"
 #include "support/error.h"
 #include "target/machine.h"
 
@@ -208,6 +210,25 @@ void validate_events(const ProfileData& profile, std::size_t tile) {
   }
 }
 
+// The schedule's fields as package::schedule_json writes them; null: unknown.
+package::Schedule decode_schedule(const json& value) {
+  package::Schedule schedule;
+  if (value.is_null()) return schedule;
+  schedule.supersteps = u32_member(value, "supersteps", "schedule");
+  schedule.chunks = u32_member(value, "chunks", "schedule");
+  schedule.groups = u32_member(value, "groups", "schedule");
+  schedule.group_size = u32_member(value, "group_size", "schedule");
+  if (value.contains("repeat")) {
+    const json& repeat = value["repeat"];
+    schedule.repeat = string_value(member(repeat, "name", "schedule.repeat"), "schedule.repeat.name");
+    schedule.repeat_first = superstep_member(repeat, "first_superstep", "schedule.repeat");
+    schedule.repeat_last = superstep_member(repeat, "last_superstep", "schedule.repeat");
+    schedule.repeat_count = u32_member(repeat, "count", "schedule.repeat");
+  }
+  if (!schedule.known()) throw_bad_input("", "schedule: has no supersteps (null when not known)");
+  return schedule;
+}
+
 }  // namespace
 
 const char* region_kind_name(package::RegionKind kind) {
@@ -239,7 +260,8 @@ json regions_json(const std::vector<package::Region>& regions) {
                     {"size", region.size},
                     {"kind", region_kind_name(region.kind)},
                     {"first_superstep", region.first_superstep},
-                    {"last_superstep", region.last_superstep}});
+                    {"last_superstep", region.last_superstep},
+                    {"op", region.op}});
   return list;
 }
 
@@ -266,6 +288,7 @@ json encode_profile_json(const ProfileData& profile) {
           {"labels", profile.events.labels},
           {"regions", std::move(regions)},
           {"exchange_groups", profile.exchange_groups},
+          {"schedule", package::schedule_json(profile.schedule)},
           {"fault", fault_json(profile.fault)},
           {"tile_stats", std::move(stats)},
           {"events", std::move(events)}};
@@ -297,6 +320,7 @@ ProfileData decode_profile_json(const json& body) {
     region.kind = region_kind_named(string_value(member(regions[i], "kind", where), where + ".kind"), where + ".kind");
     region.first_superstep = superstep_member(regions[i], "first_superstep", where);
     region.last_superstep = superstep_member(regions[i], "last_superstep", where);
+    region.op = string_value(member(regions[i], "op", where), where + ".op");
     if (region.resident() != (region.last_superstep < 0) || region.last_superstep < region.first_superstep)
       throw_bad_input("", "{}: lives in supersteps {} to {} (resident is -1 to -1)", where, region.first_superstep,
                       region.last_superstep);
@@ -313,6 +337,8 @@ ProfileData decode_profile_json(const json& body) {
                                                                   std::numeric_limits<std::uint32_t>::max())));
     profile.exchange_groups.push_back(std::move(members));
   }
+
+  profile.schedule = decode_schedule(member(body, "schedule", ""));
 
   const json& fault = member(body, "fault", "");
   if (!fault.is_null()) {
@@ -350,6 +376,7 @@ void validate_profile(const ProfileData& profile) {
   if (profile.events.tiles.size() != profile.tiles)
     throw_bad_input("", "{} event lists for {} tiles", profile.events.tiles.size(), profile.tiles);
   if (!(profile.clock_ghz > 0)) throw_bad_input("", "clock_ghz must be positive, got {}", profile.clock_ghz);
+  package::check_schedule(profile.schedule, machine);
   for (std::size_t tile = 0; tile < profile.tiles; ++tile) {
     if (profile.tile_stats[tile].halt_cycle > profile.cycles)
       throw_bad_input("", "tile {} halts in cycle {}, after the run's {} cycles", tile,

@@ -31,7 +31,7 @@ namespace tilec::profile {
 constexpr char kMagic[8] = {'T', 'I', 'L', 'E', 'C', 'P', 'R', 'F'};
 // 2: events carry their op and AMP work. 3: sends their peer, and the
 // package's exchange groups. 4: region lifetimes, the tiles' memory_bytes.
-constexpr std::uint32_t kFormatVersion = 4;
+constexpr std::uint32_t kFormatVersion = 5;
 constexpr std::size_t kHeaderBytes = 40;
 constexpr std::size_t kChecksumOffset = 32;
 // Refused before decompressing: far above a full-chip run's few megabytes.

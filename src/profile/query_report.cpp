@@ -1,5 +1,6 @@
 #include "profile/query_report.h"
 
+#include "package/inspect.h"
 #include "profile/profile_codec.h"
 #include "support/number_text.h"
 #include <fmt/format.h>
@@ -52,6 +53,18 @@ json peer_json(const ProfileData& profile, std::uint32_t peer) {
 }
 
 }  // namespace
+
+std::string place_text(const ProfileData& profile, const SuperstepTotal& step) {
+  if (!step.place) return "";
+  std::string text = profile.schedule.chunks > 1 ? fmt::format("chunk {} ", step.place->chunk) : "";
+  if (step.place->iteration >= 0) text += fmt::format("{}[{}] ", profile.schedule.repeat, step.place->iteration);
+  return text + fmt::format("step {}", step.place->step);
+}
+
+json place_json(const SuperstepTotal& step) {
+  if (!step.place) return nullptr;
+  return {{"chunk", step.place->chunk}, {"step", step.place->step}, {"iteration", step.place->iteration}};
+}
 
 json kernel_json(const KernelTotal& kernel) {
   return {{"name", kernel.name},
@@ -146,14 +159,31 @@ std::string query_text(const ProfileData& profile, const ProfileSummary& summary
     longest.resize(shown);
     line("");
     line(fmt::format("longest supersteps ({} of {})", shown, summary.supersteps.size()));
-    line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14} {:>7} {:>7}", "superstep", "begin", "cycles",
-                     "worker-cycles", "bytes sent", "send cycles", "sync cycles", "out", "in"));
+    const bool placed = summary.supersteps.front().place.has_value();
+    line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14} {:>7} {:>7}{}", "superstep", "begin", "cycles",
+                     "worker-cycles", "bytes sent", "send cycles", "sync cycles", "out", "in", placed ? "  where" : ""));
     for (const SuperstepTotal& step : longest)
-      line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14} {:>7} {:>7}", step.index, grouped(step.begin),
+      line(fmt::format("{:>9} {:>12} {:>10} {:>16} {:>14} {:>14} {:>14} {:>7} {:>7}{}", step.index, grouped(step.begin),
                        grouped(step.cycles), grouped(step.worker_cycles), grouped(step.exchange_bytes),
                        grouped(step.exchange_cycles), grouped(step.sync_cycles), percent(step.busiest_send_share),
-                       percent(step.busiest_receive_share)));
+                       percent(step.busiest_receive_share), placed ? "  " + place_text(profile, step) : ""));
     line("(out, in: the busiest tile's share of its exchange bandwidth over the superstep)");
+  }
+
+  if (!summary.iterations.empty()) {
+    line("");
+    line(fmt::format("repeat {} by iteration ({} supersteps each)", profile.schedule.repeat,
+                     profile.schedule.repeat_last - profile.schedule.repeat_first + 1));
+    line(fmt::format("{:>9} {:>12} {:>16} {:>14} {:>14}  {}", "iteration", "cycles", "worker-cycles", "bytes sent",
+                     "sync cycles", "busiest op"));
+    for (const IterationTotal& iteration : summary.iterations)
+      line(fmt::format("{:>9} {:>12} {:>16} {:>14} {:>14}  {}", iteration.iteration, grouped(iteration.cycles),
+                       grouped(iteration.worker_cycles), grouped(iteration.exchange_bytes),
+                       grouped(iteration.sync_cycles),
+                       iteration.ops.empty() ? std::string("-")
+                                             : fmt::format("{} ({})", op_label_text(profile, iteration.ops[0].first),
+                                                           percent(fraction(iteration.ops[0].second,
+                                                                            iteration.worker_cycles)))));
   }
 
   if (!summary.traffic.pairs.empty()) {
@@ -217,7 +247,21 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
                           {"exchange_cycles", step.exchange_cycles},
                           {"sync_cycles", step.sync_cycles},
                           {"busiest_send_share", step.busiest_send_share},
-                          {"busiest_receive_share", step.busiest_receive_share}});
+                          {"busiest_receive_share", step.busiest_receive_share},
+                          {"place", place_json(step)}});
+  json iterations = json::array();
+  for (const IterationTotal& iteration : summary.iterations) {
+    json ops = json::array();
+    for (const auto& [label, cycles] : iteration.ops)
+      ops.push_back({{"name", profile.events.labels[label]}, {"worker_cycles", cycles}});
+    iterations.push_back({{"iteration", iteration.iteration},
+                          {"supersteps", iteration.supersteps},
+                          {"cycles", iteration.cycles},
+                          {"worker_cycles", iteration.worker_cycles},
+                          {"exchange_bytes", iteration.exchange_bytes},
+                          {"sync_cycles", iteration.sync_cycles},
+                          {"ops", std::move(ops)}});
+  }
   json transfers = json::array();
   for (std::size_t i = 0; i < std::min(top, summary.traffic.pairs.size()); ++i) {
     const PeerTraffic& pair = summary.traffic.pairs[i];
@@ -239,6 +283,8 @@ json query_json(const ProfileData& profile, const ProfileSummary& summary, std::
                  {"kernels", std::move(kernels)},
                  {"ops", std::move(ops)},
                  {"supersteps", std::move(supersteps)},
+                 {"schedule", package::schedule_json(profile.schedule)},
+                 {"iterations", std::move(iterations)},
                  {"heaviest_transfers", std::move(transfers)},
                  {"traffic_matrix", traffic_matrix_json(summary.traffic)},
                  {"busiest_tiles", std::move(busiest)},

@@ -21,6 +21,10 @@ nlohmann::json query_json(const ProfileData& profile, const ProfileSummary& summ
 // One kernel's or graph op's totals, as the query prints them.
 nlohmann::json kernel_json(const KernelTotal& kernel);
 nlohmann::json op_json(const OpTotal& op);
+// A superstep's place in the schedule: {chunk, step, iteration}, or null;
+// as text "layers[2] step 5", "chunk 1 step 3" or "step 0", or "".
+nlohmann::json place_json(const SuperstepTotal& step);
+std::string place_text(const ProfileData& profile, const SuperstepTotal& step);
 
 // The tile-to-tile byte matrix: {tiles_per_cell, cells, bytes (row-major,
 // source rows)}.
@@ -30,6 +34,5 @@ nlohmann::json traffic_matrix_json(const ExchangeTraffic& traffic);
 // active tiles, clock, syncs, exchanged bytes, worker cycles, AMP work,
 // roofline figures and the phases.
 nlohmann::json totals_json(const ProfileData& profile, const ProfileSummary& summary);
-
 
 }  // namespace tilec::profile

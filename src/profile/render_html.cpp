@@ -150,10 +150,12 @@ std::string page_data(const ProfileData& profile, const TimelineChoice& timeline
     kernels.push_back(labelled(kernel_json(kernel), kernel.label, kernel.name));
   json ops = json::array();
   for (const OpTotal& op : summary.ops) ops.push_back(labelled(op_json(op), op.label, op.name));
-  // Per superstep: [begin, cycles, bytes sent, busiest out share, busiest in share].
+  // Per superstep: [begin, cycles, bytes sent, busiest out share, busiest in
+  // share, its place in the schedule].
   json supersteps = json::array();
   for (const SuperstepTotal& step : summary.supersteps)
-    supersteps.push_back({step.begin, step.cycles, step.exchange_bytes, step.busiest_send_share, step.busiest_receive_share});
+    supersteps.push_back({step.begin, step.cycles, step.exchange_bytes, step.busiest_send_share, step.busiest_receive_share,
+                          place_text(profile, step)});
   const nlohmann::json query = query_json(profile, summary, kPageTransfers);
   json regions = regions_json(profile.regions);
   json head = totals_json(profile, summary);

@@ -201,6 +201,7 @@ ProfileSummary summarize(const ProfileData& profile) {
   const MachineModel machine = machine_by_name(profile.target);
   summary.ops = op_totals(profile, summary.worker_cycles, machine);
   summary.supersteps = superstep_totals(profile, summary.syncs);
+  summary.iterations = iteration_totals(profile, summary.supersteps);
   summary.traffic = exchange_traffic(profile, summary.supersteps);
 
   const double capacity = static_cast<double>(profile.cycles) * profile.tiles;

@@ -58,6 +58,14 @@ struct OpTotal {
   double amp_utilisation = 0;
 };
 
+// Where a superstep of the run falls in the compiler's schedule
+// (package::Schedule).
+struct SuperstepPlace {
+  std::uint32_t chunk = 0;
+  std::uint32_t step = 0;       // superstep of the chunk, the repeat body counted once
+  std::int32_t iteration = -1;  // of the repeat; -1 outside it
+};
+
 // Superstep s: on every tile, from the release of sync s - 1 (the run's
 // start for s = 0) to the release of sync s (the halt after the last sync).
 struct SuperstepTotal {
@@ -72,6 +80,19 @@ struct SuperstepTotal {
   // over the superstep's cycles) its sends, and its arriving bytes, used.
   double busiest_send_share = 0;
   double busiest_receive_share = 0;
+  std::optional<SuperstepPlace> place;  // unset when the schedule is not known
+};
+
+// One iteration of the repeat, over every chunk: its supersteps' figures,
+// and worker-cycles by op.
+struct IterationTotal {
+  std::uint32_t iteration = 0;
+  std::uint32_t supersteps = 0;
+  std::uint64_t cycles = 0;
+  std::uint64_t worker_cycles = 0;
+  std::uint64_t exchange_bytes = 0;
+  std::uint64_t sync_cycles = 0;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> ops;  // (op label, worker-cycles), most first
 };
 
 // Bytes one tile sent to one peer (a tile, or sim::kMulticastPeer | group)
@@ -126,6 +147,7 @@ struct ProfileSummary {
   std::vector<KernelTotal> kernels;  // most worker-cycles first
   std::vector<OpTotal> ops;          // most worker-cycles first
   std::vector<SuperstepTotal> supersteps;  // in order
+  std::vector<IterationTotal> iterations;  // the repeat's, in order; none without one
   ExchangeTraffic traffic;
   std::vector<TileSummary> tiles_by_index;
 };
@@ -146,6 +168,14 @@ ProfileSummary summarize(const ProfileData& profile);
 // The run's exchange by source and peer and by tile column, and each
 // superstep's busiest_*_share (traffic.cpp).
 ExchangeTraffic exchange_traffic(const ProfileData& profile, std::vector<SuperstepTotal>& supersteps);
+
+// The places of the run's first `count` supersteps in `schedule`; empty
+// when it is not known or schedules fewer (iterations.cpp).
+std::vector<SuperstepPlace> superstep_places(const package::Schedule& schedule, std::size_t count);
+
+// Sets each superstep's place, and totals the repeat's iterations, when the
+// profile's schedule accounts for the run's supersteps.
+std::vector<IterationTotal> iteration_totals(const ProfileData& profile, std::vector<SuperstepTotal>& supersteps);
 
 // The `count` tiles with the most busy worker-cycles (ties: lower tile
 // first), most first.

@@ -136,6 +136,10 @@ struct MinimalBody {
       out.i64(0);
       out.i64(9);
     }
+    for (int field = 0; field < 5; ++field) out.u32(0);  // an unknown schedule, without a repeat
+    out.i32(-1);
+    out.i32(-1);
+    out.u32(0);
     return out.bytes();
   }
 };
@@ -159,7 +163,7 @@ TEST(Corruption, HeaderProblems) {
   file = good;
   put_u32(file, 8, 3);
   EXPECT_EQ(decode_error(file),
-            "bad.tpk: format version 3 is not supported (this tilec reads version 4; compile the graph again)");
+            "bad.tpk: format version 3 is not supported (this tilec reads version 5; compile the graph again)");
   file = good;
   put_u32(file, 12, 4);
   EXPECT_EQ(decode_error(file), "bad.tpk: unknown header flags 0x4");
@@ -219,34 +223,35 @@ TEST(Corruption, DecompressionProblems) {
 // MinimalBody's layout: contents at 17, the tile at 29 (segment count at 37,
 // segment flags at 54, content index at 55, symbol kind at 79), groups at
 // 84, the binding at 92 (role 97, element type 98, rank 103, piece count
-// 115), the gemm, row and attention order counts at 151, 155 and 159, 163 bytes in all.
+// 115), the gemm, row and attention order counts at 151, 155 and 159, the
+// schedule at 163, 195 bytes in all.
 TEST(Corruption, CountsBeyondTheBodyAreRejectedBeforeAllocating) {
   Bytes body = MinimalBody{}.bytes();
-  ASSERT_EQ(body.size(), 163u);
+  ASSERT_EQ(body.size(), 195u);
   EXPECT_EQ(body_error(body, {4'000'000'000u, 1, 1, 1}),
-            "bad.tpk: body offset 29: header's tile count 4000000000 needs more than the 134 "
+            "bad.tpk: body offset 29: header's tile count 4000000000 needs more than the 166 "
             "bytes left");
   EXPECT_EQ(body_error(body, {1, 4'000'000'000u, 1, 1}),
             "bad.tpk: body offset 17: header's segment content count 4000000000 needs more than "
-            "the 146 bytes left");
+            "the 178 bytes left");
   EXPECT_EQ(body_error(body, {1, 1, 4'000'000'000u, 1}),
             "bad.tpk: body offset 84: header's exchange group count 4000000000 needs more than "
-            "the 79 bytes left");
+            "the 111 bytes left");
   EXPECT_EQ(body_error(body, {1, 1, 1, 4'000'000'000u}),
-            "bad.tpk: body offset 92: header's binding count 4000000000 needs more than the 71 "
+            "bad.tpk: body offset 92: header's binding count 4000000000 needs more than the 103 "
             "bytes left");
   EXPECT_EQ(body_error(MinimalBody{.segment_count = 0xFFFFFFFF}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 37: segment count 4294967295 needs at least 55834574835 bytes "
-            "but only 122 remain");
+            "but only 154 remain");
   EXPECT_EQ(body_error(MinimalBody{.rank = 0x10000000}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 103: rank 268435456 needs at least 2147483648 bytes but only 56 "
+            "bad.tpk: body offset 103: rank 268435456 needs at least 2147483648 bytes but only 88 "
             "remain");
   EXPECT_EQ(body_error(MinimalBody{.piece_count = 1000}.bytes(), kMinimalCounts),
-            "bad.tpk: body offset 115: piece count 1000 needs at least 32000 bytes but only 44 "
+            "bad.tpk: body offset 115: piece count 1000 needs at least 32000 bytes but only 76 "
             "remain");
   EXPECT_EQ(body_error(MinimalBody{.group_members = 100}.bytes(), kMinimalCounts),
             "bad.tpk: body offset 84: group member count 100 needs at least 400 bytes but only "
-            "75 remain");
+            "107 remain");
 }
 
 TEST(Corruption, BadCodesAndIndices) {
@@ -268,7 +273,7 @@ TEST(Corruption, TrailingBytesInsideTheBody) {
   Bytes body = MinimalBody{}.bytes();
   body.push_back(7);
   EXPECT_EQ(body_error(body, kMinimalCounts),
-            "bad.tpk: body offset 163: 1 bytes of trailing data after the attention orders");
+            "bad.tpk: body offset 195: 1 bytes of trailing data after the schedule");
 }
 
 TEST(Corruption, SummationOrderProblems) {

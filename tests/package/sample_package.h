@@ -77,7 +77,7 @@ inline Package sample_package() {
     tile.regions.push_back({"code", 0x4C000, static_cast<std::uint32_t>(code->size()), RegionKind::Code});
     tile.regions.push_back({"args", 0x4D000, 40, RegionKind::Arguments});
     tile.regions.push_back({"x", 0x80000, 64, RegionKind::Tensor});
-    tile.regions.push_back({"recv", 0x90000, 512, RegionKind::ExchangeBuffer, 1, 3});
+    tile.regions.push_back({"recv", 0x90000, 512, RegionKind::ExchangeBuffer, 1, 3, "blocks/gemm2"});
     tile.regions.push_back({"tmp", 0x90000, 256, RegionKind::Scratch, 0, 0});
     tile.peak_bytes = 0x2000 + t;
   }
@@ -85,6 +85,7 @@ inline Package sample_package() {
   package.tiles[6].symbols.push_back({"gemm", 0x4E000, 64, SymbolKind::Kernel});
   package.tiles[6].entry = 0x4E010;
   package.exchange_groups = {{0, 1, 2, 3}, {4, 5}, {6}};
+  package.schedule = Schedule{5, 2, 2, 4, "blocks", 1, 3, 2};
 
   Binding x{"x", BindingRole::Input, {{4, 6}, {ElementType::F16, 0}}, {}};
   x.pieces.push_back(piece(0, 0x80000, {0, 0}, {2, 6}, {6, 1}));
@@ -112,6 +113,7 @@ inline void expect_same_package(const Package& a, const Package& b) {
   EXPECT_EQ(a.target, b.target);
   EXPECT_EQ(a.compile_info, b.compile_info);
   EXPECT_EQ(a.exchange_groups, b.exchange_groups);
+  EXPECT_EQ(a.schedule, b.schedule);
   EXPECT_EQ(a.summation_order, b.summation_order);
   ASSERT_EQ(a.tiles.size(), b.tiles.size());
   for (std::size_t t = 0; t < a.tiles.size(); ++t) {
@@ -143,6 +145,7 @@ inline void expect_same_package(const Package& a, const Package& b) {
       EXPECT_EQ(x.regions[r].kind, y.regions[r].kind);
       EXPECT_EQ(x.regions[r].first_superstep, y.regions[r].first_superstep);
       EXPECT_EQ(x.regions[r].last_superstep, y.regions[r].last_superstep);
+      EXPECT_EQ(x.regions[r].op, y.regions[r].op);
     }
   }
   ASSERT_EQ(a.bindings.size(), b.bindings.size());

@@ -109,6 +109,18 @@ TEST(Validate, ExchangeGroups) {
             "exchange group 0: lists tile 2 twice");
 }
 
+TEST(Validate, Schedule) {
+  EXPECT_EQ(error_after([](Package& p) { p.schedule.chunks = 0; }), "schedule: has 5 supersteps but no chunks");
+  EXPECT_EQ(error_after([](Package& p) { p.schedule.groups = 3; }),
+            "schedule: 3 groups of 4 tiles do not fit ipu21:8's 8 tiles");
+  EXPECT_EQ(error_after([](Package& p) { p.schedule.repeat_count = 0; }),
+            "schedule: repeat 'blocks' has supersteps 1 to 3 and a count of 0");
+  EXPECT_EQ(error_after([](Package& p) { p.schedule.repeat_last = 5; }),
+            "schedule: repeat 'blocks' has supersteps 1 to 5 of the chunk's 5");
+  EXPECT_EQ(error_after([](Package& p) { p.schedule.repeat_first = 4; }),
+            "schedule: repeat 'blocks' has supersteps 4 to 3 of the chunk's 5");
+}
+
 TEST(Validate, BindingFields) {
   EXPECT_EQ(error_after([](Package& p) { p.bindings[1].name.clear(); }), "binding 1: has no name");
   // Inputs and parameters share one set of names, outputs another.

@@ -17,10 +17,10 @@ using ::testing::HasSubstr;
 ProfileData mapped_profile() {
   ProfileData profile = testing::blank_profile(2, 100);
   profile.regions = {{"code", 0x4c000, 1000, package::RegionKind::Code, -1, -1},
-                     {"a", 0x80000, 4000, package::RegionKind::Tensor, 0, 1},
-                     {"inside", 0x80100, 256, package::RegionKind::Tensor, 1, 1},
-                     {"b", 0x80000, 3000, package::RegionKind::Scratch, 2, 2},
-                     {"c", 0x81000, 500, package::RegionKind::ExchangeBuffer, 1, 2}};
+                     {"a", 0x80000, 4000, package::RegionKind::Tensor, 0, 1, "fc1"},
+                     {"inside", 0x80100, 256, package::RegionKind::Tensor, 1, 1, "fc2"},
+                     {"b", 0x80000, 3000, package::RegionKind::Scratch, 2, 2, "fc2"},
+                     {"c", 0x81000, 500, package::RegionKind::ExchangeBuffer, 1, 2, "fc1"}};
   profile.peak_tile_bytes = 1000 + 4096 + 500;
   profile.tile_stats[0].memory_bytes = 5000;
   profile.tile_stats[1].memory_bytes = 5596;
@@ -37,6 +37,14 @@ TEST(Liveness, LiveBytesPerSuperstepCountEachByteOnce) {
   EXPECT_EQ(memory.live_at_peak[1].name, "code");
   EXPECT_TRUE(memory.live_at_peak[1].resident);
   EXPECT_EQ(memory.live_at_peak[3].name, "inside");
+  EXPECT_EQ(memory.live_at_peak[3].op, "fc2");
+  // By op: fc1 holds a and c; the code serves none; fc2 the region inside a.
+  ASSERT_EQ(memory.live_at_peak_by_op.size(), 3u);
+  EXPECT_EQ(memory.live_at_peak_by_op[0].op, "fc1");
+  EXPECT_EQ(memory.live_at_peak_by_op[0].bytes, 4500u);
+  EXPECT_EQ(memory.live_at_peak_by_op[0].regions, 2u);
+  EXPECT_EQ(memory.live_at_peak_by_op[1].op, "");
+  EXPECT_EQ(memory.live_at_peak_by_op[2].bytes, 256u);
   EXPECT_EQ(memory.planned_peak_bytes, 5596u);
   EXPECT_EQ(memory.observed_peak_bytes, 5596u);
   EXPECT_EQ(memory.observed_peak_tile, 1u);
@@ -45,6 +53,9 @@ TEST(Liveness, LiveBytesPerSuperstepCountEachByteOnce) {
                               "the extent it touched): equal"));
   EXPECT_THAT(text, HasSubstr("the peak, 5,500 bytes, in superstep 1"));
   EXPECT_THAT(text, HasSubstr("live at the peak (2 of 4 regions)"));
+  EXPECT_THAT(text, HasSubstr("  op fc1\n"));
+  EXPECT_THAT(text, HasSubstr("live at the peak by op (2 of 3; a region inside another counts in both)"));
+  EXPECT_EQ(liveness_json(memory)["live_at_peak_by_op"][0]["op"], "fc1");
   EXPECT_EQ(liveness_json(memory)["live_bytes"][2], 4500);
 }
 
@@ -58,6 +69,11 @@ TEST(Liveness, TheSimulatorsPeakEqualsThePlans) {
   EXPECT_LE(memory.peak_live_bytes, memory.planned_peak_bytes);
   EXPECT_GT(memory.live_bytes.size(), 1u);
   EXPECT_FALSE(memory.live_at_peak.empty());
+  // The compiler names what each buffer serves: the MLP's weights and
+  // partial sums serve its gemms.
+  bool gemm_named = false;
+  for (const LiveOp& op : memory.live_at_peak_by_op) gemm_named = gemm_named || op.op.starts_with("gemm");
+  EXPECT_TRUE(gemm_named);
 }
 
 TEST(Liveness, QueryMemoryFromTheCommandLine) {

@@ -54,6 +54,37 @@ TEST(OpAttribution, EncoderBlockNamesEachOfItsOps) {
   EXPECT_FALSE(names.contains("")) << "a worker served no op";
 }
 
+// A repeat's body is compiled once; the profile's schedule tells its
+// iterations apart: each has the body's supersteps and the same ops, and
+// they and the supersteps outside the repeat add up to the run.
+TEST(OpAttribution, RepeatIterationsAreToldApart) {
+  const nlohmann::json report =
+      run_and_query("run --workload vit --no-head --layers 3 --target ipu21:16", temp_dir("vit"), "vit");
+  const nlohmann::json& repeat = report["schedule"]["repeat"];
+  ASSERT_TRUE(repeat.is_object()) << report["schedule"].dump();
+  EXPECT_EQ(repeat["name"], "layers");
+  EXPECT_EQ(repeat["count"], 3);
+  const std::uint64_t body = repeat["last_superstep"].get<std::uint64_t>() - repeat["first_superstep"].get<std::uint64_t>() + 1;
+  EXPECT_EQ(report["supersteps"].size(), report["schedule"]["run_supersteps"].get<std::size_t>());
+  ASSERT_EQ(report["iterations"].size(), 3u);
+  std::uint64_t outside = 0, inside = 0;
+  for (const nlohmann::json& step : report["supersteps"])
+    if (step["place"]["iteration"].get<int>() < 0) outside += step["worker_cycles"].get<std::uint64_t>();
+  for (const nlohmann::json& iteration : report["iterations"]) {
+    EXPECT_EQ(iteration["supersteps"], body);
+    std::uint64_t by_op = 0;
+    std::set<std::string> names;
+    for (const nlohmann::json& op : iteration["ops"]) {
+      by_op += op["worker_cycles"].get<std::uint64_t>();
+      names.insert(op["name"].get<std::string>());
+    }
+    EXPECT_EQ(by_op, iteration["worker_cycles"].get<std::uint64_t>());
+    EXPECT_TRUE(names.contains("layers/attention")) << ::testing::PrintToString(names);
+    inside += iteration["worker_cycles"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(inside + outside, report["worker_cycles"].get<std::uint64_t>());
+}
+
 // The acceptance run on the full chip: the MLP block at batch 1, at
 // the default budget and at 64 KiB, and what the budget cost by op.
 TEST(OpAttribution, SiglipMlpOpsAndWhatTheBudgetCosts) {

@@ -38,6 +38,7 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
   EXPECT_EQ(a.peak_tile_bytes, b.peak_tile_bytes);
   EXPECT_EQ(a.events.labels, b.events.labels);
   EXPECT_EQ(a.exchange_groups, b.exchange_groups);
+  EXPECT_EQ(a.schedule, b.schedule);
   ASSERT_EQ(a.fault.has_value(), b.fault.has_value());
   if (a.fault) {
     EXPECT_EQ(a.fault->tile, b.fault->tile);
@@ -55,6 +56,7 @@ void expect_same_profile(const ProfileData& a, const ProfileData& b) {
     EXPECT_EQ(a.regions[i].kind, b.regions[i].kind);
     EXPECT_EQ(a.regions[i].first_superstep, b.regions[i].first_superstep);
     EXPECT_EQ(a.regions[i].last_superstep, b.regions[i].last_superstep);
+    EXPECT_EQ(a.regions[i].op, b.regions[i].op);
   }
   ASSERT_EQ(a.tile_stats.size(), b.tile_stats.size());
   for (std::size_t t = 0; t < a.tile_stats.size(); ++t) {
@@ -109,10 +111,11 @@ TEST(ProfileFile, RoundTripsEveryFieldOfAHandMadeProfile) {
   sim::ProfileEvent multicast = testing::send(20, 30);
   multicast.peer = sim::kMulticastPeer | 1;
   profile.exchange_groups = {{0}, {0, 1}};
+  profile.schedule = package::Schedule{4, 2, 1, 2, "layers", 1, 2, 3};
   profile.fault = FaultMark{1, 3, 0x4e010, 950, "ld128 $a0:3, $m2, 0", "tile 1, worker 3, pc 0x4e010: misaligned"};
   profile.events.tiles[1] = {gemm, multicast, testing::sync_wait(30, 900, 0), testing::halt(999)};
   profile.tile_stats[1].memory_bytes = 77;
-  profile.regions = {{"w1", 0x80000, 4096, package::RegionKind::Tensor, 2, 5},
+  profile.regions = {{"w1", 0x80000, 4096, package::RegionKind::Tensor, 2, 5, "layers/fc1"},
                      {"code", 0x4c000, 100, package::RegionKind::Code},
                      {"args", 0x4d000, 8, package::RegionKind::Arguments},
                      {"slots", 0x90000, 64, package::RegionKind::ExchangeBuffer},
@@ -191,7 +194,7 @@ TEST(ProfileFileErrors, Header) {
   std::vector<std::uint8_t> magic = file;
   magic[7] = 'G';
   expect_bad_file(magic, "not a tilec profile (bad magic)");
-  expect_bad_file(framed(good_body().dump(), 3), "profile format version 3 is not supported (this tilec reads version 4)");
+  expect_bad_file(framed(good_body().dump(), 3), "profile format version 3 is not supported (this tilec reads version 5)");
   expect_bad_file(framed(good_body().dump(), kFormatVersion, 4), "unknown header flags 0x4");
 }
 
@@ -310,6 +313,13 @@ const BodyCase kBodyCases[] = {
        b["regions"][0]["last_superstep"] = 1;
      }, "regions[0]: lives in supersteps 3 to 1"},
     {"region outside memory", [](nlohmann::json& b) { b["regions"][0]["address"] = 0x100; }, "lies outside tile memory"},
+    {"region op not a string", [](nlohmann::json& b) { b["regions"][0]["op"] = 1; }, "regions[0].op: expected a string"},
+    {"schedule without supersteps", [](nlohmann::json& b) { b["schedule"]["supersteps"] = 0; }, "schedule: has no supersteps"},
+    {"schedule field missing", [](nlohmann::json& b) { b["schedule"].erase("chunks"); }, "schedule: missing key 'chunks'"},
+    {"schedule groups past the tiles", [](nlohmann::json& b) { b["schedule"]["groups"] = 99; }, "schedule: 99 groups of"},
+    {"repeat past the chunk", [](nlohmann::json& b) {
+       b["schedule"]["repeat"] = {{"name", "blocks"}, {"first_superstep", 1}, {"last_superstep", 99}, {"count", 2}};
+     }, "schedule: repeat 'blocks' has supersteps 1 to 99 of the chunk's"},
 };
 
 TEST(ProfileFileErrors, EveryBodyField) {

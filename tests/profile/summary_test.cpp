@@ -139,6 +139,61 @@ TEST(Summary, OpsAndSupersteps) {
 
 // Two columns of 64 tiles: tile 0 sends 400 bytes to tile 64, tile 1
 // multicasts 40 to tiles 0, 65 and 66.
+// Two chunks of 4 supersteps, the body 1-2 run three times: 8 a chunk.
+TEST(Summary, SuperstepsFallInTheSchedulesPlaces) {
+  const package::Schedule schedule{4, 2, 1, 2, "layers", 1, 2, 3};
+  ASSERT_EQ(schedule.run_supersteps(), 16u);
+  const std::vector<SuperstepPlace> places = superstep_places(schedule, 16);
+  ASSERT_EQ(places.size(), 16u);
+  auto same = [](const SuperstepPlace& place, std::uint32_t chunk, std::uint32_t step, std::int32_t iteration) {
+    return place.chunk == chunk && place.step == step && place.iteration == iteration;
+  };
+  EXPECT_TRUE(same(places[0], 0, 0, -1));
+  EXPECT_TRUE(same(places[1], 0, 1, 0));
+  EXPECT_TRUE(same(places[2], 0, 2, 0));
+  EXPECT_TRUE(same(places[3], 0, 1, 1));
+  EXPECT_TRUE(same(places[6], 0, 2, 2));
+  EXPECT_TRUE(same(places[7], 0, 3, -1));
+  EXPECT_TRUE(same(places[8], 1, 0, -1));
+  EXPECT_TRUE(same(places[15], 1, 3, -1));
+  EXPECT_EQ(superstep_places(schedule, 5).size(), 5u);  // a run cut short
+  EXPECT_TRUE(superstep_places(schedule, 17).empty());  // more than it schedules
+  EXPECT_TRUE(superstep_places(package::Schedule{}, 1).empty());
+}
+
+// A repeat of two supersteps run twice between two others: per iteration,
+// its supersteps' figures and its kernels by op.
+TEST(Summary, IterationsTotalTheirSupersteps) {
+  ProfileData profile = blank_profile(1, 100);
+  profile.schedule = package::Schedule{4, 1, 1, 1, "layers", 1, 2, 2};
+  profile.events.tiles[0] = {kernel(0, 0, 5, 4, 6),    sync_wait(5, 10, 0),  kernel(0, 10, 20, 4, 6),
+                             sync_wait(20, 25, 1),     kernel(1, 25, 28, 5, 7), send(28, 30),
+                             sync_wait(30, 40, 2),     kernel(0, 40, 46, 4, 6), sync_wait(46, 50, 3),
+                             sync_wait(50, 60, 4),     kernel(0, 60, 61, 4, 6), halt(61)};
+  profile.tile_stats[0].halt_cycle = 61;
+  const ProfileSummary summary = summarize(profile);
+  ASSERT_EQ(summary.supersteps.size(), 6u);
+  ASSERT_TRUE(summary.supersteps[3].place);
+  EXPECT_EQ(summary.supersteps[3].place->iteration, 1);
+  EXPECT_EQ(summary.supersteps[5].place->step, 3u);
+  ASSERT_EQ(summary.iterations.size(), 2u);
+  const IterationTotal& first = summary.iterations[0];
+  EXPECT_EQ(first.supersteps, 2u);
+  EXPECT_EQ(first.cycles, 30u);  // from sync 0's release at 10 to sync 2's at 40
+  EXPECT_EQ(first.worker_cycles, 13u);
+  EXPECT_EQ(first.exchange_bytes, summary.supersteps[2].exchange_bytes);
+  EXPECT_EQ(first.sync_cycles, 15u);
+  ASSERT_EQ(first.ops.size(), 2u);
+  EXPECT_EQ(first.ops[0], (std::pair<std::uint32_t, std::uint64_t>{6, 10}));
+  EXPECT_EQ(first.ops[1], (std::pair<std::uint32_t, std::uint64_t>{7, 3}));
+  EXPECT_EQ(summary.iterations[1].worker_cycles, 6u);
+  EXPECT_THAT(query_text(profile, summary, 10), HasSubstr("repeat layers by iteration (2 supersteps each)"));
+  EXPECT_THAT(query_text(profile, summary, 10), HasSubstr("layers[1] step 2"));
+  const nlohmann::json report = query_json(profile, summary, 10);
+  EXPECT_EQ(report["iterations"][0]["ops"][0]["worker_cycles"], 10u);
+  EXPECT_EQ(report["supersteps"][3]["place"]["iteration"], 1);
+}
+
 TEST(Summary, TrafficBySourcePeerAndColumn) {
   ProfileData profile = blank_profile(128, 1000);
   profile.exchange_groups = {{0, 65, 66}};
