@@ -124,11 +124,13 @@ void export_trace(const ProfileCommandOptions& options) {
   profile::ChromeTraceOptions trace;
   if (!options.tiles.empty()) trace.tiles = parse_tile_list(options.tiles);
   if (!options.cycles.empty()) std::tie(trace.begin, trace.end) = parse_cycle_range(options.cycles);
-  if (options.aggregate == "columns") trace.tracks = profile::ChromeTraceOptions::Tracks::Columns;
-  else if (options.aggregate == "tiles") trace.tracks = profile::ChromeTraceOptions::Tracks::Tiles;
+  using Tracks = profile::ChromeTraceOptions::Tracks;
+  if (options.aggregate == "columns") trace.tracks = Tracks::Columns;
+  else if (options.aggregate == "groups") trace.tracks = Tracks::Groups;
+  else if (options.aggregate == "tiles") trace.tracks = Tracks::Tiles;
   const profile::ChromeTrace result = profile::chrome_trace(profile::read_profile(options.profile), trace);
   write_text(options.output, result.json);
-  if (result.columns && options.aggregate.empty())
+  if (result.tracks == Tracks::Columns && options.aggregate.empty())
     fmt::print(stderr,
                "note: one track per tile is over {} MB here, so the trace has one per tile column; "
                "--tiles or --cycles cut it down, --aggregate tiles keeps every tile\n",
@@ -184,9 +186,9 @@ void add_profile_commands(CLI::App& app) {
   export_command->add_option("--tiles", options->tiles, "Only these tiles: 0-63,100");
   export_command->add_option("--cycles", options->cycles, "Only cycles A:B (events clipped to them)");
   export_command->add_option("--aggregate", options->aggregate,
-                             "tiles: a track per tile; columns: counters per tile column "
-                             "(default: tiles unless over 50 MB)")
-      ->check(CLI::IsMember({"tiles", "columns"}));
+                             "tiles: a track per tile; columns or groups: counters per tile column or plan group "
+                             "(default: tiles unless over 50 MB, then columns)")
+      ->check(CLI::IsMember({"tiles", "columns", "groups"}));
   export_command->callback([options] { export_trace(*options); });
 
   CLI::App* compare_command = add_profile_subcommand(

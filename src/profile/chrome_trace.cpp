@@ -50,13 +50,24 @@ class TraceWriter {
     return close();
   }
 
-  std::string columns() {
+  // One process per band of tiles: a tile column, or a plan group.
+  std::string bands(ChromeTraceOptions::Tracks tracks) {
     open();
     const MachineModel machine = machine_by_name(profile_.target);
+    const bool columns = tracks == ChromeTraceOptions::Tracks::Columns;
+    const package::Schedule& plan = profile_.schedule;
+    // Tiles past the plan's groups form one more band.
+    auto band_of = [&](std::uint32_t tile) {
+      return columns ? machine.column(tile) : std::min(tile / plan.group_size, plan.groups);
+    };
     for (std::size_t first = 0; first < tiles_.size();) {
       std::size_t last = first;
-      while (last < tiles_.size() && machine.column(tiles_[last]) == machine.column(tiles_[first])) ++last;
-      column_process(machine.column(tiles_[first]), first, last);
+      const std::uint32_t band = band_of(tiles_[first]);
+      while (last < tiles_.size() && band_of(tiles_[last]) == band) ++last;
+      const std::string name = columns ? fmt::format("column {}", band)
+                               : band < plan.groups ? fmt::format("group {}", band)
+                                                    : std::string("outside the plan's groups");
+      band_process(band, name, first, last);
       first = last;
     }
     return close();
@@ -132,10 +143,10 @@ class TraceWriter {
     }
   }
 
-  // Tiles [first, last) of tiles_, all in `column`: per bucket of cycles,
+  // Tiles [first, last) of tiles_, all in `band`: per bucket of cycles,
   // how many of them were in each phase and how many workers were busy, on
   // average.
-  void column_process(std::uint32_t column, std::size_t first, std::size_t last) {
+  void band_process(std::uint32_t band, const std::string& name, std::size_t first, std::size_t last) {
     const std::uint64_t span = end_ - options_.begin;
     const std::uint64_t width = std::max<std::uint64_t>(1, (span + kColumnBuckets - 1) / kColumnBuckets);
     const std::size_t buckets = static_cast<std::size_t>((span + width - 1) / width);
@@ -162,9 +173,9 @@ class TraceWriter {
         if (event.kind == sim::ProfileEventKind::WorkerKernel)
           spread(event.begin, event.end, [&](std::size_t bucket, double length) { workers[bucket] += length; });
     }
-    const std::uint32_t pid = column + 1;
-    name_process(pid, fmt::format("column {} (tiles {}-{}, {} exported)", column, tiles_[first], tiles_[last - 1], last - first),
-                 column);
+    const std::uint32_t pid = band + 1;
+    name_process(pid, fmt::format("{} (tiles {}-{}, {} exported)", name, tiles_[first], tiles_[last - 1], last - first),
+                 band);
     for (std::size_t bucket = 0; bucket < buckets; ++bucket) {
       const std::uint64_t from = options_.begin + bucket * width;
       const double length = static_cast<double>(std::min(end_, from + width) - from);
@@ -197,12 +208,16 @@ ChromeTrace chrome_trace(const ProfileData& profile, const ChromeTraceOptions& o
   const bool whole_run = options.begin == 0 && options.end == std::numeric_limits<std::uint64_t>::max();
   if (!whole_run && options.begin >= std::min(options.end, profile.cycles))
     throw_bad_input("--cycles", "cycles from {} hold none of the run's 0:{}", options.begin, profile.cycles);
-  TraceWriter writer(profile, options);
   using Tracks = ChromeTraceOptions::Tracks;
-  if (options.tracks == Tracks::Columns) return {writer.columns(), true};
+  if (options.tracks == Tracks::Groups && !profile.schedule.known())
+    throw_bad_input("--aggregate", "groups: the profile records no plan groups (its package has no schedule)");
+  TraceWriter writer(profile, options);
+  if (options.tracks == Tracks::Columns || options.tracks == Tracks::Groups)
+    return {writer.bands(options.tracks), options.tracks};
   std::string json = writer.tiles();
-  if (options.tracks == Tracks::Auto && json.size() > options.auto_limit_bytes) return {writer.columns(), true};
-  return {std::move(json), false};
+  if (options.tracks == Tracks::Auto && json.size() > options.auto_limit_bytes)
+    return {writer.bands(Tracks::Columns), Tracks::Columns};
+  return {std::move(json), Tracks::Tiles};
 }
 
 }  // namespace tilec::profile

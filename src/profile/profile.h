@@ -109,14 +109,15 @@ struct ChromeTraceOptions {
   std::uint64_t end = std::numeric_limits<std::uint64_t>::max();
   // Tiles: one process per tile, every event. Columns: one process per
   // tile column, counters of its tiles in each phase and its busy workers.
-  // Auto: tiles, unless that is more than `auto_limit_bytes`.
-  enum class Tracks : std::uint8_t { Auto, Tiles, Columns } tracks = Tracks::Auto;
+  // Groups: the same per plan group (the profile's schedule). Auto: tiles,
+  // unless that is more than `auto_limit_bytes`, then columns.
+  enum class Tracks : std::uint8_t { Auto, Tiles, Columns, Groups } tracks = Tracks::Auto;
   std::uint64_t auto_limit_bytes = 50'000'000;
 };
 
 struct ChromeTrace {
   std::string json;
-  bool columns = false;  // aggregated to tile columns (chosen, or by Auto)
+  ChromeTraceOptions::Tracks tracks = ChromeTraceOptions::Tracks::Tiles;  // what it holds (Auto decided)
 };
 
 // Chrome trace-event JSON (chrome://tracing, Perfetto). BadInput for a

@@ -103,7 +103,7 @@ TEST(ChromeTrace, TilesAndCyclesCutItDown) {
   options.begin = profile.cycles / 4;
   options.end = profile.cycles / 2;
   const ChromeTrace trace = chrome_trace(profile, options);
-  EXPECT_FALSE(trace.columns);
+  EXPECT_EQ(trace.tracks, ChromeTraceOptions::Tracks::Tiles);
   const double to_micros = 1.0 / (profile.clock_ghz * 1e3);
   std::map<int, std::size_t> spans;
   const nlohmann::json parsed = nlohmann::json::parse(trace.json);
@@ -144,7 +144,7 @@ TEST(ChromeTrace, ColumnsCountTheirTilesInEachPhase) {
   ChromeTraceOptions options;
   options.tracks = ChromeTraceOptions::Tracks::Columns;
   const ChromeTrace trace = chrome_trace(profile, options);
-  EXPECT_TRUE(trace.columns);
+  EXPECT_EQ(trace.tracks, ChromeTraceOptions::Tracks::Columns);
   std::map<std::pair<int, std::string>, std::vector<nlohmann::json>> counters;
   std::set<std::string> processes;
   const nlohmann::json parsed = nlohmann::json::parse(trace.json);
@@ -168,14 +168,42 @@ TEST(ChromeTrace, ColumnsCountTheirTilesInEachPhase) {
   EXPECT_EQ(second[50]["exchange"], 0.0);
 }
 
+// Two plan groups of 48 tiles and 32 tiles past them: a process each, the
+// phases of their tiles counted as for columns.
+TEST(ChromeTrace, GroupsFollowThePlansTileGroups) {
+  ProfileData profile = testing::blank_profile(128, 100);
+  profile.schedule = package::Schedule{3, 1, 2, 48, "", -1, -1, 0};
+  profile.events.tiles[50] = {testing::kernel(0, 0, 50), testing::halt(100)};
+  profile.tile_stats[50].halt_cycle = 100;
+  ChromeTraceOptions options;
+  options.tracks = ChromeTraceOptions::Tracks::Groups;
+  const ChromeTrace trace = chrome_trace(profile, options);
+  EXPECT_EQ(trace.tracks, ChromeTraceOptions::Tracks::Groups);
+  std::set<std::string> processes;
+  std::vector<nlohmann::json> second;
+  const nlohmann::json parsed = nlohmann::json::parse(trace.json);
+  for (const nlohmann::json& event : parsed["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "process_name") processes.insert(event["args"]["name"]);
+    if (event["ph"] == "C" && event["pid"] == 2 && event["name"] == "tiles") second.push_back(event["args"]);
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"group 0 (tiles 0-47, 48 exported)", "group 1 (tiles 48-95, 48 exported)",
+                                              "outside the plan's groups (tiles 96-127, 32 exported)"}));
+  ASSERT_EQ(second.size(), 100u);
+  EXPECT_EQ(second[10]["compute"], 1.0);
+  EXPECT_EQ(second[10]["idle"], 47.0);
+  // Without a schedule there are no groups to follow.
+  profile.schedule = package::Schedule{};
+  EXPECT_THROW(chrome_trace(profile, options), Error);
+}
+
 // Auto keeps a track per tile until the output passes its limit.
 TEST(ChromeTrace, AutoTurnsToColumnsPastItsLimit) {
   const ProfileData& profile = testing::mlp_profile();
   ChromeTraceOptions options;
-  EXPECT_FALSE(chrome_trace(profile, options).columns);
+  EXPECT_EQ(chrome_trace(profile, options).tracks, ChromeTraceOptions::Tracks::Tiles);
   options.auto_limit_bytes = 1000;
   const ChromeTrace trace = chrome_trace(profile, options);
-  EXPECT_TRUE(trace.columns);
+  EXPECT_EQ(trace.tracks, ChromeTraceOptions::Tracks::Columns);
   EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(trace.json)));
 }
 

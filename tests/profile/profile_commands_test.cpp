@@ -133,6 +133,10 @@ TEST(ProfileCommands, ExportFiltersAndTheirErrors) {
     expect_one_line_error(run_tilec("profile export " + profile_file() + out + " " + bad[i].first, fmt::format("bad_{}", i)),
                           2, bad[i].second);
   EXPECT_EQ(run_tilec("profile export " + profile_file() + out + " --aggregate rows", "aggregate").exit_code, 2);
+  const testing::CommandResult groups =
+      run_tilec("profile export " + profile_file() + " --chrome " + trace + " --aggregate groups", "groups");
+  ASSERT_EQ(groups.exit_code, 0) << groups.err;
+  EXPECT_THAT(testing::read_text(trace), HasSubstr("\"name\":\"group 0 (tiles 0-"));
 }
 
 TEST(ProfileCommands, RenderTakesACycleRange) {
