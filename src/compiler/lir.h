@@ -56,7 +56,7 @@ struct Buffer {
   std::uint32_t bytes = 0;
   Lifetime lifetime;
   int value = -1;            // MidValue it holds (Value, Partial)
-  int op = -1;               // MidOp it serves; -1: several (records), or a graph input
+  int op = -1;               // MidOp it serves; -1: the records every op shares, or a graph input
   std::uint32_t address = 0; // set by place_storage
   // A buffer placed inside another (offset bytes in), sharing its memory.
   int alias_of = -1;

@@ -423,6 +423,14 @@ void add_op_symbols(const Lir& lir, const TileArguments& arguments, const std::v
   }
 }
 
+// The op or ops a buffer serves: its own, or for the record of a repeat's
+// weights every op of the repeat ("layers/*"); "" for the chunk records.
+std::string region_op(const Lir& lir, const Buffer& buffer) {
+  if (buffer.op >= 0) return op_symbol_name(lir, buffer.op);
+  if (buffer.kind == BufferKind::IterationRecord) return lir.chain->repeat->name + "/*";
+  return "";
+}
+
 package::Schedule schedule(const Lir& lir) {
   const GroupPlan& groups = lir.mid->groups;
   package::Schedule result;
@@ -479,7 +487,7 @@ package::Package build_tile_images(const ImageInputs& inputs) {
       regions.push_back({buffer.name, buffer.address, buffer.bytes, region_kind(buffer.kind),
                          buffer.lifetime.resident ? -1 : buffer.lifetime.first,
                          buffer.lifetime.resident ? -1 : buffer.lifetime.last,
-                         buffer.op >= 0 ? op_symbol_name(lir, buffer.op) : ""});
+                         region_op(lir, buffer)});
   std::sort(regions.begin(), regions.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
 
   result.tiles.resize(inputs.machine.tiles);
