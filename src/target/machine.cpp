@@ -1,8 +1,7 @@
 #include "target/machine.h"
 
 #include "support/error.h"
-
-#include <charconv>
+#include "target/machine_description.h"
 
 namespace tilec {
 
@@ -38,22 +37,7 @@ const MachineModel& ipu21() {
 MachineModel ipu21_cut(std::uint32_t tiles) {
   if (tiles < 1 || tiles > ipu21().tiles)
     throw_bad_input("target", "tile count {} is outside 1..{}", tiles, ipu21().tiles);
-  MachineModel model = ipu21();
-  model.tiles = tiles;
-  if (tiles != ipu21().tiles) model.name = "ipu21:" + std::to_string(tiles);
-  return model;
-}
-
-MachineModel machine_by_name(std::string_view name) {
-  if (name == "ipu21") return ipu21();
-  constexpr std::string_view prefix = "ipu21:";
-  if (name.substr(0, prefix.size()) == prefix) {
-    std::string_view digits = name.substr(prefix.size());
-    std::uint32_t tiles = 0;
-    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), tiles);
-    if (error == std::errc() && end == digits.data() + digits.size()) return ipu21_cut(tiles);
-  }
-  throw_bad_input("target", "unknown target '{}' (expected 'ipu21' or 'ipu21:N')", name);
+  return machine_with_overrides(ipu21(), "tiles=" + std::to_string(tiles));
 }
 
 }  // namespace tilec

@@ -1,8 +1,9 @@
 // The machine model: every number tilec knows about the chip, defined once.
 //
 // `ipu21` is the 1,472-tile C600-class chip of ../shared/machine-model.md;
-// `ipu21:N` is the same chip cut to its first N tiles, for fast tests. The
-// compiler plans against these numbers and the simulator enforces them.
+// `ipu21:N` is the same chip cut to its first N tiles, for fast tests.
+// Other presets, overrides and machine files are machine_description.h's.
+// The compiler plans against these numbers and the simulator enforces them.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,8 @@ struct MemoryClass {
 enum class AmpPrecision : std::uint8_t { Fp8, Fp16, Fp32 };
 
 struct MachineModel {
-  std::string name = "ipu21";
+  std::string name = "ipu21";    // its canonical spelling (machine_description.h)
+  std::string preset = "ipu21";  // the preset it derives from
   std::uint32_t tiles = 1472;
 
   // Tile memory: one address space per tile, code and data alike.
@@ -45,7 +47,9 @@ struct MachineModel {
   std::uint32_t worker_contexts = 6;
   std::uint32_t issue_slots = 6;
 
-  // Matrix unit (AMP) multiply-accumulates per tile per cycle.
+  // Matrix unit (AMP) multiply-accumulates per tile per cycle, and whether
+  // it takes FP8 at all (FP16 and FP32 it always takes).
+  bool amp_fp8 = true;
   std::uint32_t amp_fp8_macs = 128;
   std::uint32_t amp_fp16_macs = 64;
   std::uint32_t amp_fp32_macs = 16;
@@ -83,7 +87,8 @@ struct MachineModel {
 const MachineModel& ipu21();
 // The chip cut to its first `tiles` tiles (1..1472).
 MachineModel ipu21_cut(std::uint32_t tiles);
-// "ipu21" or "ipu21:N"; throws a bad-input Error naming the spelling otherwise.
+// Any target spelling: a preset, PRESET:N, PRESET:field=value,... or a
+// machine file (machine_description.h); BadInput naming what is wrong.
 MachineModel machine_by_name(std::string_view name);
 
 }  // namespace tilec

@@ -38,8 +38,8 @@ struct MachineField {
 // Every field, in the order canonical spellings and `describe` list them.
 std::span<const MachineField> machine_fields();
 
-// The preset named `name`, or BadInput listing the presets.
-MachineModel machine_preset(std::string_view name);
+// The preset named `name`, or BadInput at `where` listing the presets.
+MachineModel machine_preset(std::string_view name, const std::string& where = "target");
 
 // `base` with `overrides` ("tiles=1216,exchange-bytes=8") applied and
 // checked. BadInput naming the field and the problem.

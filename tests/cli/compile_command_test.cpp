@@ -81,7 +81,7 @@ TEST(CompileCommand, BadInputIsOneLine) {
   expect_one_line_error(run_tilec("compile " + kSmallMlp + " --budget-kib 625"), 2,
                         "--budget-kib 625: is more than a tile's 624 KiB");
   expect_one_line_error(run_tilec("compile --workload mlp --target ipu22"), 2,
-                        "target: unknown target 'ipu22' (expected 'ipu21' or 'ipu21:N')");
+                        "target: unknown target 'ipu22' (presets: ipu21, bow, ipu2, ipu1; or PRESET:N, PRESET:field=value,..., or a machine file FILE.json)");
   expect_one_line_error(run_tilec("compile"), 2, "compile: give a GRAPH file or --workload NAME (one of them)");
   expect_one_line_error(run_tilec("compile g.json --workload mlp"), 2,
                         "compile: give a GRAPH file or --workload NAME (one of them)");

@@ -29,7 +29,7 @@ Binding& binding(Package& package, std::string_view name) {
 
 TEST(Validate, Target) {
   EXPECT_EQ(error_after([](Package& p) { p.target = "ipu99"; }),
-            "target: unknown target 'ipu99' (expected 'ipu21' or 'ipu21:N')");
+            "target: unknown target 'ipu99' (presets: ipu21, bow, ipu2, ipu1; or PRESET:N, PRESET:field=value,..., or a machine file FILE.json)");
   EXPECT_EQ(bad_input_message([] { validate(sample_package(), ipu21_cut(4)); }),
             "target: package is for 'ipu21:8', not 'ipu21:4'");
   EXPECT_EQ(error_after([](Package& p) { p.tiles.pop_back(); }),
