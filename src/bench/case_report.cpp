@@ -99,6 +99,7 @@ ordered_json case_json(const CaseReport& report) {
   json["head"] = optional_json(report.head);
   json["estimatedCycles"] = optional_json(report.estimated_cycles);
   json["efficiency"] = optional_json(report.efficiency);
+  json["deviceMicroseconds"] = optional_json(report.device_microseconds);
   json["peakTileBytes"] = optional_json(report.peak_tile_bytes);
   json["packageBytes"] = optional_json(report.package_bytes);
   json["outOfTolerance"] = optional_json(report.out_of_tolerance);
@@ -158,6 +159,7 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.head = named.optional<bool>("head");
   report.estimated_cycles = named.optional<double>("estimatedCycles");
   report.efficiency = named.optional<double>("efficiency");
+  report.device_microseconds = named.optional<double>("deviceMicroseconds");
   report.peak_tile_bytes = named.optional<std::uint32_t>("peakTileBytes");
   report.package_bytes = named.optional<std::uint64_t>("packageBytes");
   report.out_of_tolerance = named.optional<std::int64_t>("outOfTolerance");
@@ -267,13 +269,14 @@ std::string bit_exact_text(const CaseReport& report) {
 std::string report_markdown(const std::vector<CaseReport>& cases, const std::string& title) {
   std::string text = fmt::format("# {}\n\n", title);
   text +=
-      "| case | status | cycles | efficiency | max abs error | max rel error | bit exact | exact abs error | "
+      "| case | status | cycles | µs | efficiency | max abs error | max rel error | bit exact | exact abs error | "
       "precision abs error | peak tile bytes | compile s | simulate s | wall s |\n"
-      "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const CaseReport& report : cases) {
     const std::string name = report.profile.empty() ? report.name : fmt::format("[{}]({})", report.name, report.profile);
-    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} |\n", name,
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} |\n", name,
                         report.status, cycles_text(report.cycles),
+                        report.device_microseconds ? fmt::format("{:.1f}", *report.device_microseconds) : "-",
                         report.efficiency ? fmt::format("{:.1f}%", *report.efficiency * 100) : "-",
                         error_text(report.maximum_absolute_error), error_text(report.maximum_relative_error),
                         bit_exact_text(report),

@@ -44,7 +44,7 @@ struct CaseReport {
   std::optional<std::uint64_t> renderer_cycles;
 
   // tilec's own figures.
-  std::string target;    // "ipu21" or "ipu21:N"
+  std::string target;    // the machine's canonical spelling: "ipu21", "ipu21:N", "ipu1:exchange-bytes=8"
   std::string workload;  // "siglip-mlp", "mlp 8x16x32", "vit 16x32 layers 2", or a graph file
   // A ViT tower's encoder layers and whether its MAP head follows (null
   // for the other workloads and graph files).
@@ -52,6 +52,7 @@ struct CaseReport {
   std::optional<bool> head;
   std::optional<double> estimated_cycles;
   std::optional<double> efficiency;  // roofline cycles / cycles
+  std::optional<double> device_microseconds;  // cycles at the machine's clock
   std::optional<std::uint32_t> peak_tile_bytes;
   std::optional<std::uint64_t> package_bytes;
   std::optional<std::int64_t> out_of_tolerance;  // output elements

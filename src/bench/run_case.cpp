@@ -171,6 +171,7 @@ class CaseRunner {
     }
     const double roofline = roofline_cycles(*request_.graph, machine);
     if (roofline > 0 && run.cycles > 0) report.efficiency = roofline / static_cast<double>(run.cycles);
+    report.device_microseconds = static_cast<double>(run.cycles) / (machine.clock_ghz * 1e3);
     const profile::ProfileData profile = profile::make_profile(report.name, package, machine, run, macs, peak);
     report.renderer_cycles = profile::renderer_cycles(profile);
     run = sim::RunResult{};

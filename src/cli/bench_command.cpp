@@ -188,7 +188,7 @@ void add_bench_command(CLI::App& app) {
       ->delimiter(',')
       ->type_name("LIST");
   command->add_option("--tiles", f.tiles, "Run on the chip cut to its first N tiles (ipu21:N)")->type_name("N");
-  command->add_option("--target", f.target, "Machine: ipu21 (default) or ipu21:N")->type_name("T");
+  command->add_option("--target", f.target, "Machine: a preset (ipu21, the default; bow, ipu2, ipu1), PRESET:N, PRESET:field=value,... or FILE.json (docs/machines.md)")->type_name("T");
   command->add_option("--out", f.out, "Output folder (default out/sweep)")->type_name("DIR");
   command->add_option("--jobs", f.jobs,
                       "Cases run at once (default auto: the cores, as far as host memory allows about 1.5 GB "

@@ -25,7 +25,7 @@ std::optional<std::uint32_t> parse_unsigned(const std::string& text) {
 }  // namespace
 
 void add_target_flags(CLI::App& command, TargetFlags& flags) {
-  command.add_option("--target", flags.target, "Machine: ipu21 (1,472 tiles) or ipu21:N (its first N tiles)")
+  command.add_option("--target", flags.target, "Machine: a preset (ipu21, the default; bow, ipu2, ipu1), PRESET:N (its first N tiles), PRESET:field=value,... or FILE.json (docs/machines.md)")
       ->type_name("T");
   command.add_option("--budget-kib", flags.budget_kib,
                      "The most memory any tile may use, code included, in KiB (0 = the whole tile; default 0)")

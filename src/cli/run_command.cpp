@@ -66,7 +66,8 @@ void print_summary(const bench::CaseReport& report) {
                grouped(*report.peak_tile_bytes), grouped(report.weight_bytes.value_or(0)),
                grouped(report.input_bytes.value_or(0)), grouped(report.package_bytes.value_or(0)));
   if (report.cycles)
-    fmt::print("  simulate  {} cycles{} in {}\n", grouped(*report.cycles),
+    fmt::print("  simulate  {} cycles{}{} in {}\n", grouped(*report.cycles),
+               report.device_microseconds ? fmt::format(", {:.1f} µs on the device", *report.device_microseconds) : "",
                report.efficiency ? fmt::format(" ({:.1f}% of the roofline)", *report.efficiency * 100) : "",
                format_duration(report.simulate_seconds.value_or(0)));
   if (report.out_of_tolerance) {

@@ -106,7 +106,7 @@ void add_sim_command(CLI::App& app) {
                       "Directory of the input and parameter tensors (NAME.npy, manifest.json)");
   command->add_option("--outputs", options->outputs, "Directory to write the output tensors to");
   command->add_option("--target", options->target,
-                      "Machine to run on: ipu21 or ipu21:N (default: the package's target)");
+                      "Machine to run on: any --target spelling (default: the package's target)");
   add_max_cycles_flag(*command, options->max_cycles);
   command->add_flag("--json", options->json, "Print the run's figures as JSON");
   command->callback([options] { simulate(*options); });

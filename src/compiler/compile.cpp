@@ -104,6 +104,17 @@ std::string plan_text(const PlanChoice& choice, const Chain& chain, const GemmCa
   return text;
 }
 
+// BadInput when a graph holds FP8 and the machine's AMP does not take it.
+void refuse_fp8(const graph::Graph& graph, const MachineModel& machine) {
+  for (const graph::Value& value : graph.values)
+    if (is_fp8(value.type.storage.element))
+      throw_bad_input("--target", "{} has no FP8 AMP (its amp-types are f16/f32), but '{}' is {}; compile with "
+                      "--precision fp16, or for a machine with f8",
+                      machine.name, value.name, element_type_name(value.type.storage.element));
+  for (const graph::Op& op : graph.ops)
+    if (op.body) refuse_fp8(*op.body, machine);
+}
+
 class Driver {
  public:
   Driver(const graph::Graph& graph, const CompileOptions& options) : graph_(graph), options_(options) {}
@@ -114,6 +125,7 @@ class Driver {
         std::find(kStages.begin(), kStages.end(), options_.dump_after) == kStages.end())
       throw_bad_input("--dump-after", "unknown stage '{}' (the stages are {})", options_.dump_after,
                       fmt::join(kStages, ", "));
+    if (!machine.amp_fp8) refuse_fp8(graph_, machine);
     {
       Span span("compile_runtime");
       runtime_ = compile_runtime();

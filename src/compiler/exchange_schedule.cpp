@@ -133,12 +133,13 @@ class GroupPhaseScheduler {
       candidate.action.start = candidate.start;
       actions(tile).push_back(candidate.action);
       registers[static_cast<std::size_t>(tile)] = candidate.registers;
-      std::uint32_t words = transfer.bytes / 4;
-      ready[static_cast<std::size_t>(tile)] = candidate.start + std::max(words, kIssue);
+      const std::uint32_t cycles =
+          (transfer.bytes + machine_.exchange_bytes_per_cycle - 1) / machine_.exchange_bytes_per_cycle;
+      ready[static_cast<std::size_t>(tile)] = candidate.start + std::max(cycles, kIssue);
       for (int receiver : transfer.destination_tiles) {
         std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
-        port_free[static_cast<std::size_t>(receiver)] = candidate.start + latency + words;
-        longest = std::max(longest, candidate.start + latency + words);
+        port_free[static_cast<std::size_t>(receiver)] = candidate.start + latency + cycles;
+        longest = std::max(longest, candidate.start + latency + cycles);
       }
       longest = std::max(longest, ready[static_cast<std::size_t>(tile)]);
       std::vector<int>& list = pending[static_cast<std::size_t>(tile)];

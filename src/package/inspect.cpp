@@ -4,6 +4,7 @@
 #include "package/piece_layout.h"
 #include "package/segment_contents.h"
 #include "support/error.h"
+#include "target/machine_description.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -156,6 +157,7 @@ json summary_report(const Package& package, const FileFacts& file) {
   return {
       {"file", {{"name", file.name}, {"bytes", file.bytes}, {"format_version", kFormatVersion}}},
       {"target", package.target},
+      {"machine", describe_machine(machine_by_name(package.target))},
       {"tiles", package.tiles.size()},
       {"tiles_with_code", tiles_with_code},
       {"code_bytes", per_tile_bytes(code)},
@@ -189,6 +191,7 @@ std::string summary_text(const json& summary) {
   text += fmt::format("target        {} ({} tiles, {} with code)\n",
                       summary["target"].get<std::string>(), get(summary, "tiles"),
                       get(summary, "tiles_with_code"));
+  text += fmt::format("machine       {}\n", machine_summary(machine_by_name(summary["target"].get<std::string>())));
   text += fmt::format("code          {}\n", bytes_line(summary["code_bytes"]));
   text += fmt::format("data          {}\n", bytes_line(summary["data_bytes"]));
   text += fmt::format("peak          {} bytes (tile {})\n", get(summary["peak_bytes"], "max"),

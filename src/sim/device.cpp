@@ -50,6 +50,8 @@ DeviceState::DeviceState(const package::Package& package, const MachineModel& ma
   config_.interleaved_bytes = machine.interleaved.bytes();
   config_.standard_begin = machine.standard.begin;
   config_.standard_bytes = machine.standard.bytes();
+  config_.exchange_bytes_per_cycle = machine.exchange_bytes_per_cycle;
+  config_.amp_fp8 = machine.amp_fp8;
   config_.exchange_groups = static_cast<std::uint32_t>(groups_.size());
   config_.fp8_tables[0] = fp8_table(ElementType::F143).data();
   config_.fp8_tables[1] = fp8_table(ElementType::F152).data();

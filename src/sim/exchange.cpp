@@ -10,14 +10,15 @@ namespace tilec::sim {
 
 namespace {
 
-// One send as one receiver sees it: words first .. first + words - 1.
+// One send as one receiver sees it: landing in cycles first .. first +
+// cycles - 1, the machine's exchange bytes a cycle.
 struct Delivery {
   std::uint32_t source;
   std::uint32_t send;  // index into the source's sends
   std::uint64_t first;
-  std::uint32_t words;
+  std::uint32_t cycles;
 
-  std::uint64_t last() const { return first + words - 1; }
+  std::uint64_t last() const { return first + cycles - 1; }
 };
 
 // A fault found while the receivers are resolved in parallel; the
@@ -39,7 +40,8 @@ std::vector<std::vector<Delivery>> deliveries_by_receiver(
       auto deliver = [&](std::uint32_t receiver) {
         inbound[receiver].push_back(Delivery{source, index,
                                              send.cycle + machine.exchange_latency(source, receiver),
-                                             send.bytes / 4});
+                                             (send.bytes + machine.exchange_bytes_per_cycle - 1) /
+                                                 machine.exchange_bytes_per_cycle});
       };
       if (send.destination >> 31) {
         for (std::uint32_t receiver : groups[send.destination & 0xffffu]) deliver(receiver);

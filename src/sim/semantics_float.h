@@ -104,6 +104,8 @@ inline void count_amp(X& x, std::uint32_t macs) {
 }
 
 SEMANTICS(Ampf8) {
+  if (!x.tile.config->amp_fp8) [[unlikely]]
+    x.fault("amp.f8 on a machine whose AMP takes no FP8 (its amp-types are f16/f32)");
   std::uint8_t a[16], b[8];
   std::memcpy(a, x.a(0), 16);
   std::memcpy(b, x.a(1), 8);

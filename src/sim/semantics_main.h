@@ -336,10 +336,12 @@ SEMANTICS(Send) {
   }
   tile.sends.push_back(SendRecord{x.pc, x.cycle, destination, bytes, offset});
   tile.stats.bytes_sent += bytes;
-  // One word leaves each cycle; the supervisor waits until the last has left.
-  x.stall_until = x.cycle + bytes / 4;
+  // The machine's exchange bytes leave each cycle; the supervisor waits
+  // until the last have left.
+  const std::uint32_t cycles = exchange_cycles(*tile.config, bytes);
+  x.stall_until = x.cycle + cycles;
   if constexpr (X::kTracing)
-    tile.events.push_back(ProfileEvent{x.cycle, x.cycle + bytes / 4, kExchangeLabel, bytes,
+    tile.events.push_back(ProfileEvent{x.cycle, x.cycle + cycles, kExchangeLabel, bytes,
                                        ProfileEventKind::SupervisorExchange, kSupervisorContext, op_label_at(tile, x.pc), 0, 0,
                                        destination >> 31 ? kMulticastPeer | (destination & 0xffffu) : destination});
 }

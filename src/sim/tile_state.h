@@ -32,9 +32,16 @@ struct SimConfig {
   std::uint32_t standard_begin = 0;
   std::uint32_t standard_bytes = 0;
   std::uint32_t exchange_groups = 0;
+  std::uint32_t exchange_bytes_per_cycle = 4;  // a send's bytes leave, and land, at this rate
+  bool amp_fp8 = true;                         // the AMP takes FP8 (amp.f8)
   std::uint64_t watchdog_cycles = 0;
   const float* fp8_tables[2] = {nullptr, nullptr};  // decoded codes of f143, f152
 };
+
+// Cycles `bytes` take to leave a tile, or to land on one.
+inline std::uint32_t exchange_cycles(const SimConfig& config, std::uint32_t bytes) {
+  return (bytes + config.exchange_bytes_per_cycle - 1) / config.exchange_bytes_per_cycle;
+}
 
 struct Context {
   std::array<std::uint32_t, 16> m{};

@@ -350,9 +350,10 @@ nlohmann::json describe_machine(const MachineModel& model) {
 
 std::string machine_summary(const MachineModel& model) {
   const std::uint32_t columns = (model.tiles + model.tiles_per_column - 1) / model.tiles_per_column;
-  return fmt::format("{}: {} tiles ({} columns of {}), {} KiB a tile (standard {} KiB, interleaved {} KiB), exchange "
+  return fmt::format("{}: {} tiles ({} column{} of {}), {} KiB a tile (standard {} KiB, interleaved {} KiB), exchange "
                      "{} B/cycle (latency {} + {} a column), sync {} cycles, AMP {}, {} GHz",
-                     model.name, model.tiles, columns, model.tiles_per_column, model.memory_bytes() / 1024,
+                     model.name, model.tiles, columns, columns == 1 ? "" : "s", model.tiles_per_column,
+                     model.memory_bytes() / 1024,
                      model.standard.bytes() / 1024, model.interleaved.bytes() / 1024, model.exchange_bytes_per_cycle,
                      model.exchange_base_latency, model.exchange_hop_latency, model.sync_cycles,
                      types_text((model.amp_fp8 ? kF8 : 0) | kF16 | kF32), model.clock_ghz);

@@ -65,6 +65,8 @@ TEST(RunCase, PassingCaseReportsEveryFigure) {
   ASSERT_TRUE(report.cycles && report.estimated_cycles && report.efficiency && report.peak_tile_bytes);
   EXPECT_GT(*report.cycles, 0u);
   EXPECT_NEAR(*report.efficiency, roofline_cycles(small.data.graph(), ipu21_cut(16)) / *report.cycles, 1e-12);
+  ASSERT_TRUE(report.device_microseconds);
+  EXPECT_DOUBLE_EQ(*report.device_microseconds, static_cast<double>(*report.cycles) / (ipu21().clock_ghz * 1e3));
   EXPECT_EQ(report.maximum_absolute_error.has_value(), true);
   EXPECT_LE(*report.maximum_absolute_error, 0.03);
   EXPECT_EQ(report.out_of_tolerance, 0);

@@ -53,4 +53,12 @@ inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
+// Bad input: exit 2 and one line on stderr, "tilec: error: ..." holding `part`.
+inline void expect_error_line_holding(const TilecRun& run, const std::string& part) {
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.err.rfind("tilec: error: ", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find(part), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << run.err;
+}
+
 }  // namespace tilec::cli_testing

@@ -53,10 +53,15 @@ struct Outcome {
   std::vector<std::vector<std::uint32_t>> buffers; // per tile: words at kBuffer
 };
 
-Outcome run_tiles(const Tiles& tiles, std::uint32_t machine_tiles, std::size_t buffer_words) {
+// On the first `machine_tiles` tiles of ipu21, with `overrides` of its
+// fields ("exchange-bytes=8").
+Outcome run_tiles(const Tiles& tiles, std::uint32_t machine_tiles, std::size_t buffer_words,
+                  const std::string& overrides = "") {
   const auto count = static_cast<std::uint32_t>(tiles.codes.size());
+  const MachineModel machine =
+      machine_by_name(fmt::format("ipu21:tiles={}{}{}", machine_tiles, overrides.empty() ? "" : ",", overrides));
   package::Package package;
-  package.target = ipu21_cut(machine_tiles).name;
+  package.target = machine.name;
   for (std::uint32_t t = 0; t < machine_tiles; ++t) {
     if (t < count) {
       std::vector<package::Segment> data;
@@ -75,7 +80,7 @@ Outcome run_tiles(const Tiles& tiles, std::uint32_t machine_tiles, std::size_t b
     package.bindings.push_back(dense_binding(fmt::format("buffer{}", t), package::BindingRole::Output,
                                              f32_type({static_cast<std::int64_t>(buffer_words)}), t, kBuffer));
   }
-  Device device(package, ipu21_cut(machine_tiles));
+  Device device(package, machine);
   Outcome outcome;
   outcome.result = device.run();
   auto words = [&](const std::string& name) {
@@ -111,6 +116,39 @@ TEST(Exchange, PointToPointTiming) {
   EXPECT_EQ(outcome.buffers[1], counting_words(16, 100));
   EXPECT_EQ(outcome.result.tiles[0].bytes_sent, 64u);
   EXPECT_EQ(outcome.result.tiles[1].bytes_received, 64u);
+}
+
+// A machine that moves 8 bytes a cycle: the send leaves, and lands, in
+// half the cycles; the latency is the same.
+TEST(Exchange, WiderExchangeMovesMoreBytesACycle) {
+  Tiles tiles;
+  tiles.codes.resize(2);
+  tiles.buffers = {as_bytes(counting_words(16, 100))};
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 64, 1);
+  record_cycle(tiles.codes[0], 0);
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 64, 0);
+  tiles.codes[1].main(Opcode::Xdone);
+  record_cycle(tiles.codes[1], 0);
+  tiles.codes[1].main(Opcode::Halt);
+  Outcome outcome = run_tiles(tiles, 2, 16, "exchange-bytes=8");
+  EXPECT_EQ(outcome.cycles[0][0], 36u + 8);
+  EXPECT_EQ(outcome.cycles[1][0], 36u + 7 + 16 + 1);
+  EXPECT_EQ(outcome.buffers[1], counting_words(16, 100));
+  // 20 bytes at 8 a cycle take 3 cycles, less than the supervisor's 6
+  // between issues: the time is the issue's.
+  tiles.codes[0] = Code{};
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, 20, 1);
+  record_cycle(tiles.codes[0], 0);
+  tiles.codes[0].main(Opcode::Xdone);
+  tiles.codes[0].main(Opcode::Halt);
+  tiles.codes[1] = Code{};
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 20, 0);
+  tiles.codes[1].main(Opcode::Xdone);
+  tiles.codes[1].main(Opcode::Halt);
+  EXPECT_EQ(run_tiles(tiles, 2, 16, "exchange-bytes=8").cycles[0][0], 36u + 6);
+  EXPECT_EQ(run_tiles(tiles, 2, 16, "exchange-bytes=4").cycles[0][0], 36u + 6);
 }
 
 TEST(Exchange, HaltEndsTheExchangePhaseOnceTheDataIsIn) {

@@ -15,8 +15,10 @@ using namespace testing;
 
 // Runs the package and returns the fault's message ("" and a test failure
 // when it runs cleanly).
-std::string fault_of(const package::Package& package, SimOptions options = {}) {
-  Device device(package, ipu21_cut(static_cast<std::uint32_t>(package.tiles.size())));
+std::string fault_of(const package::Package& package, SimOptions options = {},
+                     const MachineModel& machine = MachineModel{}) {
+  Device device(package, machine.name == ipu21().name ? ipu21_cut(static_cast<std::uint32_t>(package.tiles.size()))
+                                                      : machine);
   try {
     device.run(options);
   } catch (const Fault& fault) {
@@ -45,6 +47,21 @@ package::Package tiles_running(const std::vector<Code>& codes) {
 }
 
 // ---- memory ----
+
+// ---- the machine ----
+
+TEST(MachineFaults, Fp8OnAMachineWhoseAmpHasNone) {
+  Code code;
+  code.flt(Opcode::Accz);
+  code.flt(Opcode::Ampf8, {0, 4, 0, 0, 0});
+  code.main(Opcode::Halt);
+  package::Package package = package_of(1, image(code));
+  const MachineModel mk2 = machine_by_name("ipu2:1");
+  package.target = mk2.name;
+  EXPECT_EQ(fault_of(package, {}, mk2),
+            "tile 0, supervisor, pc 0x4c008 (amp.f8 $a0:3, $a4:5, 0, f143, f143): amp.f8 on a machine whose AMP takes "
+            "no FP8 (its amp-types are f16/f32)");
+}
 
 TEST(MemoryFaults, AccessOutsideTheTileMemory) {
   Code code;
