@@ -100,6 +100,9 @@ ordered_json case_json(const CaseReport& report) {
   json["estimatedCycles"] = optional_json(report.estimated_cycles);
   json["efficiency"] = optional_json(report.efficiency);
   json["deviceMicroseconds"] = optional_json(report.device_microseconds);
+  json["computeCycles"] = optional_json(report.compute_cycles);
+  json["exchangeCycles"] = optional_json(report.exchange_cycles);
+  json["syncCycles"] = optional_json(report.sync_cycles);
   json["peakTileBytes"] = optional_json(report.peak_tile_bytes);
   json["packageBytes"] = optional_json(report.package_bytes);
   json["outOfTolerance"] = optional_json(report.out_of_tolerance);
@@ -160,6 +163,9 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.estimated_cycles = named.optional<double>("estimatedCycles");
   report.efficiency = named.optional<double>("efficiency");
   report.device_microseconds = named.optional<double>("deviceMicroseconds");
+  report.compute_cycles = named.optional<double>("computeCycles");
+  report.exchange_cycles = named.optional<double>("exchangeCycles");
+  report.sync_cycles = named.optional<double>("syncCycles");
   report.peak_tile_bytes = named.optional<std::uint32_t>("peakTileBytes");
   report.package_bytes = named.optional<std::uint64_t>("packageBytes");
   report.out_of_tolerance = named.optional<std::int64_t>("outOfTolerance");
@@ -286,6 +292,7 @@ std::string report_markdown(const std::vector<CaseReport>& cases, const std::str
                         report.simulate_seconds ? fmt::format("{:.2f}", *report.simulate_seconds) : "-",
                         report.wall_seconds);
   }
+  text += machines_markdown(cases);
   for (const CaseReport& report : cases) {
     if (report.passed() || report.diagnostic.empty()) continue;
     text += fmt::format("\n## {} ({})\n\n```\n", report.name, report.status);

@@ -53,6 +53,8 @@ struct CaseReport {
   std::optional<double> estimated_cycles;
   std::optional<double> efficiency;  // roofline cycles / cycles
   std::optional<double> device_microseconds;  // cycles at the machine's clock
+  // An active tile's cycles in each phase, on average (docs/profile-format.md, "Phases").
+  std::optional<double> compute_cycles, exchange_cycles, sync_cycles;
   std::optional<std::uint32_t> peak_tile_bytes;
   std::optional<std::uint64_t> package_bytes;
   std::optional<std::int64_t> out_of_tolerance;  // output elements
@@ -110,5 +112,9 @@ std::string report_markdown(const std::vector<CaseReport>& cases, const std::str
 std::string compare_markdown(const std::vector<CaseReport>& old_cases, const std::vector<CaseReport>& new_cases,
                              const std::string& old_title, const std::string& new_title);
 
+// With cases on several machines (names "POINT@MACHINE"): a table of each
+// point's cycles and exchange cycles on each, and their change against the
+// first machine (machine_report.cpp); "" otherwise.
+std::string machines_markdown(const std::vector<CaseReport>& cases);
 
 }  // namespace tilec::bench

@@ -8,6 +8,7 @@
 #include "package/package_file.h"
 #include "package/validate.h"
 #include "profile/profile.h"
+#include "profile/summary.h"
 #include "sim/device.h"
 #include "sim/fault.h"
 #include "support/duration.h"
@@ -175,6 +176,12 @@ class CaseRunner {
     const profile::ProfileData profile = profile::make_profile(report.name, package, machine, run, macs, peak);
     report.renderer_cycles = profile::renderer_cycles(profile);
     run = sim::RunResult{};
+    // Where an active tile's cycles go, on average: the phases of docs/profile-format.md.
+    const profile::ProfileSummary summary = profile::summarize(profile);
+    const double active = std::max<double>(1, summary.active_tiles);
+    report.compute_cycles = static_cast<double>(summary.phases.compute) / active;
+    report.exchange_cycles = static_cast<double>(summary.phases.exchange) / active;
+    report.sync_cycles = static_cast<double>(summary.phases.sync) / active;
 
     const ReferenceOutputs* reference = nullptr;
     {

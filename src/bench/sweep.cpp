@@ -1,4 +1,3 @@
-#include "support/number_text.h"
 #include "bench/sweep.h"
 
 #include "bench/run_case.h"
@@ -6,6 +5,8 @@
 #include "compiler/compile.h"
 #include "graph/npy.h"
 #include "support/error.h"
+#include "support/number_text.h"
+#include "target/machine_description.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -92,7 +93,7 @@ class Sweep {
     if (options_.force || !fs::exists(file)) return std::nullopt;
     try {
       CaseReport report = read_sealed_case_file(file.string());
-      if (report.name != grid_[i].name || report.target != options_.machine.name ||
+      if (report.name != grid_[i].name || report.target != grid_[i].machine.name ||
           report.workload != grid_[i].workload) {
         say(i, fmt::format("found a case of {} on {}: running again", report.workload, report.target));
         return std::nullopt;
@@ -120,7 +121,8 @@ class Sweep {
   CaseReport identity(std::size_t i) const {
     const GridCase& grid_case = grid_[i];
     CaseReport report = workload_case(options_.workload, grid_case.options, grid_case.budget_kib);
-    report.target = options_.machine.name;
+    report.name = grid_case.name;
+    report.target = grid_case.machine.name;
     report.workload = grid_case.workload;
     return report;
   }
@@ -137,7 +139,7 @@ class Sweep {
       request.graph = &data->graph();
       request.data = &data->data();
       request.reference = [&data]() -> const ReferenceOutputs& { return data->reference(); };
-      request.compile.machine = options_.machine;
+      request.compile.machine = grid_case.machine;
       request.compile.budget_bytes = grid_case.budget_kib * 1024;
       request.max_cycles = options_.max_cycles;
       request.tolerance = options_.tolerance;
@@ -213,7 +215,14 @@ class Sweep {
     write_text_atomically((out / "report.json").string(), report_json(finished).dump(2) + "\n");
     write_text_atomically((out / "report.md").string(),
                           report_markdown(finished, fmt::format("tilec sweep: {} on {} ({} of {} cases)", title_,
-                                                                options_.machine.name, finished.size(), grid_.size())));
+                                                                machines_text(), finished.size(), grid_.size())));
+  }
+
+  std::string machines_text() const {
+    if (options_.machines.size() == 1) return options_.machines.front().model.name;
+    std::vector<std::string> names;
+    for (const SweepOptions::Machine& machine : options_.machines) names.push_back(machine.model.name);
+    return fmt::format("{} machines ({})", names.size(), fmt::join(names, "; "));
   }
 
   void say(std::size_t i, const std::string& what) {
@@ -245,7 +254,8 @@ std::vector<GridCase> sweep_grid(const SweepOptions& options) {
     for (std::int64_t batch : options.batches)
       for (std::int64_t blocks : options.blocks)
         for (const std::optional<std::int64_t>& layer_count : layers)
-          for (std::uint32_t budget_kib : options.budgets_kib) {
+          for (std::uint32_t budget_kib : options.budgets_kib)
+            for (const SweepOptions::Machine& machine : options.machines) {
             GridCase grid_case;
             grid_case.options = options.base;
             grid_case.options.precision = precision;
@@ -256,10 +266,58 @@ std::vector<GridCase> sweep_grid(const SweepOptions& options) {
             // Checks the point before its name can hide it (a tower's name has no blocks).
             grid_case.workload = workload_label(options.workload, grid_case.options);
             grid_case.name = workload_case(options.workload, grid_case.options, budget_kib).name;
+            if (!machine.label.empty()) grid_case.name += "@" + machine.label;
+            grid_case.machine = machine.model;
             if (std::none_of(grid.begin(), grid.end(), [&](const GridCase& other) { return other.name == grid_case.name; }))
               grid.push_back(std::move(grid_case));
           }
   return grid;
+}
+
+std::vector<SweepOptions::Machine> machine_grid(const std::vector<std::string>& targets,
+                                                const std::vector<std::string>& vary) {
+  std::vector<MachineModel> bases;
+  for (const std::string& target : targets) bases.push_back(machine_by_name(target));
+  if (bases.empty()) bases.push_back(ipu21());
+  // Each vary as its field=value overrides: "exchange-bytes=4,8" -> {exchange-bytes=4, exchange-bytes=8}.
+  std::vector<std::vector<std::string>> settings;
+  for (const std::string& item : vary) {
+    const std::size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == item.size())
+      throw_bad_input("--vary " + item, "expected field=value,value,... such as exchange-bytes=4,8,16");
+    std::vector<std::string> values;
+    for (std::size_t from = equals + 1; from <= item.size();) {
+      const std::size_t comma = std::min(item.find(',', from), item.size());
+      values.push_back(item.substr(0, equals) + "=" + item.substr(from, comma - from));
+      from = comma + 1;
+    }
+    settings.push_back(std::move(values));
+  }
+  std::vector<std::vector<std::string>> combinations{{}};
+  for (const std::vector<std::string>& values : settings) {
+    std::vector<std::vector<std::string>> crossed;
+    for (const std::vector<std::string>& combination : combinations)
+      for (const std::string& value : values) {
+        crossed.push_back(combination);
+        crossed.back().push_back(value);
+      }
+    combinations = std::move(crossed);
+  }
+  std::vector<SweepOptions::Machine> machines;
+  for (const MachineModel& base : bases)
+    for (const std::vector<std::string>& combination : combinations) {
+      const std::string overrides = fmt::format("{}", fmt::join(combination, ","));
+      SweepOptions::Machine machine{overrides.empty() ? base : machine_with_overrides(base, overrides), ""};
+      std::vector<std::string> label;
+      if (bases.size() > 1) label.push_back(base.name);
+      if (!overrides.empty()) label.push_back(overrides);
+      machine.label = fmt::format("{}", fmt::join(label, ","));
+      if (std::none_of(machines.begin(), machines.end(),
+                       [&](const SweepOptions::Machine& other) { return other.model.name == machine.model.name; }))
+        machines.push_back(std::move(machine));
+    }
+  if (machines.size() == 1) machines.front().label.clear();
+  return machines;
 }
 
 SweepResult run_sweep(const SweepOptions& options) { return Sweep(options).run(); }

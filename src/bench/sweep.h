@@ -44,7 +44,13 @@ struct SweepOptions {
   // A ViT tower's encoder layers; empty = the workload's own (base.layers).
   std::vector<std::int64_t> layers;
   std::vector<std::uint32_t> budgets_kib{0, 384, 256, 128, 64};  // 0 = the whole tile
-  MachineModel machine = ipu21();
+  // The machines every point runs on, each with the label its cases' names
+  // carry ("fp8-b1-n1-default@exchange-bytes=8"); one machine, no label.
+  struct Machine {
+    MachineModel model;
+    std::string label;
+  };
+  std::vector<Machine> machines{{ipu21(), ""}};
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;  // each run's cycle limit
   ToleranceRule tolerance;                             // each case's pass rule
 
@@ -63,10 +69,17 @@ struct GridCase {
   graph::MlpOptions options;  // base with the case's precision, batch, blocks, layers
   std::uint32_t budget_kib = 0;
   std::string workload;  // its label (workload_label)
+  MachineModel machine;
 };
 
-// The grid in report order: precision, batch, blocks, layers, then budgets
-// as given. Duplicates are dropped. BadInput for a point the workload does
+// The machines of a sweep: each target (ipu21 when none), crossed with
+// every value of each `vary` ("exchange-bytes=4,8,16"). BadInput naming
+// the field or value.
+std::vector<SweepOptions::Machine> machine_grid(const std::vector<std::string>& targets,
+                                                const std::vector<std::string>& vary);
+
+// The grid in report order: precision, batch, blocks, layers, budgets as
+// given, then machines. Duplicates are dropped. BadInput for a point the workload does
 // not take (blocks of a ViT tower, layers of an MLP).
 std::vector<GridCase> sweep_grid(const SweepOptions& options);
 

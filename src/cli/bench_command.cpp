@@ -37,6 +37,8 @@ struct BenchFlags {
   std::vector<std::string> budgets;  // empty: the workload's default grid
   std::string tiles;
   std::string target;
+  std::string targets;             // comma-separated machines
+  std::vector<std::string> vary;   // FIELD=V,V,... each
   std::string out = "out/sweep";
   std::string jobs = "auto";
   std::string compare;
@@ -70,6 +72,22 @@ int automatic_jobs() {
   return 1;
 }
 
+// "ipu21:tiles=1216,exchange-bytes=8,ipu1" -> {"ipu21:tiles=1216,exchange-bytes=8", "ipu1"}: a piece
+// with '=' and no ':' continues the previous target's overrides.
+std::vector<std::string> split_targets(const std::string& text) {
+  std::vector<std::string> targets;
+  if (text.empty()) return targets;
+  for (std::size_t from = 0; from <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    const std::string piece = text.substr(from, comma - from);
+    const bool continues = piece.find('=') != std::string::npos && piece.find(':') == std::string::npos;
+    if (continues && !targets.empty()) targets.back() += "," + piece;
+    else targets.push_back(piece);
+    from = comma + 1;
+  }
+  return targets;
+}
+
 bench::SweepOptions sweep_options(const BenchFlags& flags) {
   bench::SweepOptions options;
   options.workload = flags.workload.workload;
@@ -95,16 +113,24 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   }
   options.batches.clear();
   for (const std::string& text : flags.batches) options.batches.push_back(positive("--batches", text));
-  if (!flags.tiles.empty() && !flags.target.empty()) throw_bad_input("--tiles", "give --tiles or --target, not both");
-  options.machine = !flags.tiles.empty() ? ipu21_cut(parse_tiles(flags.tiles))
-                                         : machine_by_name(flags.target.empty() ? "ipu21" : flags.target);
+  const int machine_flags = !flags.tiles.empty() + !flags.target.empty() + !flags.targets.empty();
+  if (machine_flags > 1) throw_bad_input("--tiles", "give one of --tiles, --target and --targets");
+  std::vector<std::string> targets = split_targets(flags.targets);
+  if (!flags.target.empty()) targets = {flags.target};
+  if (!flags.tiles.empty()) targets = {ipu21_cut(parse_tiles(flags.tiles)).name};
+  options.machines = bench::machine_grid(targets, flags.vary);
   // The ViT workloads need the whole tile: the default budget alone unless asked.
   std::vector<std::string> budgets = flags.budgets;
   if (budgets.empty() && bench::workload_kind(options.workload) != bench::WorkloadKind::Mlp) budgets = {"default"};
   if (budgets.empty()) budgets = {"default", "384", "256", "128", "64"};
   options.budgets_kib.clear();
-  for (const std::string& text : budgets)
-    options.budgets_kib.push_back(text == "default" ? 0 : parse_budget_kib("--budgets", text, options.machine));
+  for (const std::string& text : budgets) {
+    std::uint32_t kib = 0;  // default: the whole tile; a figure must fit every machine's tile
+    if (text != "default")
+      for (const bench::SweepOptions::Machine& machine : options.machines)
+        kib = parse_budget_kib("--budgets", text, machine.model);
+    options.budgets_kib.push_back(kib);
+  }
   options.out_directory = flags.out;
   options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
@@ -189,6 +215,12 @@ void add_bench_command(CLI::App& app) {
       ->type_name("LIST");
   command->add_option("--tiles", f.tiles, "Run on the chip cut to its first N tiles (ipu21:N)")->type_name("N");
   command->add_option("--target", f.target, "Machine: a preset (ipu21, the default; bow, ipu2, ipu1), PRESET:N, PRESET:field=value,... or FILE.json (docs/machines.md)")->type_name("T");
+  command->add_option("--targets", f.targets, "Several machines, comma-separated: every case runs on each")
+      ->type_name("T,T");
+  command->add_option("--vary", f.vary,
+                      "Run every case on the machine with a field at each value: exchange-bytes=4,8,16 "
+                      "(repeatable: the values cross)")
+      ->type_name("FIELD=V,V");
   command->add_option("--out", f.out, "Output folder (default out/sweep)")->type_name("DIR");
   command->add_option("--jobs", f.jobs,
                       "Cases run at once (default auto: the cores, as far as host memory allows about 1.5 GB "

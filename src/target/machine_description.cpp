@@ -290,7 +290,8 @@ MachineModel machine_preset(std::string_view name, const std::string& where) {
 }
 
 MachineModel machine_with_overrides(const MachineModel& base, std::string_view overrides) {
-  const std::string where = fmt::format("target {}:{}", base.preset, overrides);
+  const std::string where =
+      fmt::format("target {}{}{}", base.name, base.name.find(':') == std::string::npos ? ":" : ",", overrides);
   MachineModel model = base;
   std::size_t from = 0;
   while (from <= overrides.size()) {

@@ -32,7 +32,7 @@ SweepOptions tiny_sweep(const std::string& out) {
   options.base.hidden = 64;
   options.batches = {1, 2};
   options.budgets_kib = {0, 4};  // 4 KiB: no plan fits
-  options.machine = ipu21_cut(16);
+  options.machines = {{ipu21_cut(16), ""}};
   options.out_directory = out;
   options.profiles = false;
   return options;
@@ -138,7 +138,7 @@ TEST(Sweep, RunsATowerCasePerLayerCount) {
   options.batches = {1};
   options.layers = {1, 2};
   options.budgets_kib = {0};
-  options.machine = ipu21_cut(16);
+  options.machines = {{ipu21_cut(16), ""}};
   options.out_directory = out;
   options.profiles = false;
   const SweepResult result = run_sweep(options);

@@ -146,7 +146,13 @@ TEST(BenchCommand, BadFlagsExitTwoBeforeRunning) {
   expect_error("--precisions fp8,fp7", "--precisions fp7: must be fp8, fp16 or fp32");
   expect_error("--budgets 64,huge", "--budgets huge: must be an integer >= 0");
   expect_error("--jobs 0", "--jobs 0: must be an integer >= 1");
-  expect_error("--target ipu21:8", "--tiles: give --tiles or --target, not both");
+  expect_error("--target ipu21:8", "--tiles: give one of --tiles, --target and --targets");
+  expect_error("--vary exchange-bytes", "--vary exchange-bytes: expected field=value,value,... such as exchange-bytes=4,8,16");
+  expect_error("--vary exchange-bytes=4,6", "target ipu21:16,exchange-bytes=6: exchange-bytes: 6 is not a multiple of 4 in 4..256 (the exchange moves 32-bit words)");
+  expect_error("--vary warp=1", "target ipu21:16,warp=1: unknown field 'warp' (the fields: tiles, tiles-per-column, "
+                                "standard-begin, standard-end, interleaved-begin, interleaved-end, standard-load-bytes, "
+                                "interleaved-load-bytes, exchange-bytes, exchange-base-latency, exchange-hop-latency, "
+                                "sync-cycles, clock-ghz, amp-types, amp-f8-macs, amp-f16-macs, amp-f32-macs, workers)");
   expect_error("--compare " + out + "/none.json", out + "/none.json: cannot open");
   EXPECT_FALSE(std::filesystem::exists(out + "/report.json"));
   const TilecRun no_tiles = run_tilec("bench --tiles 0 --out " + out);
@@ -155,6 +161,38 @@ TEST(BenchCommand, BadFlagsExitTwoBeforeRunning) {
   const TilecRun siglip = run_tilec("bench --workload siglip-mlp --tokens 5 --out " + out);
   EXPECT_EQ(siglip.exit_code, 2);
   EXPECT_EQ(siglip.err, "tilec: error: --tokens 5: applies to workload mlp only, not siglip-mlp\n");
+}
+
+// Every point on each machine: names carry the machine, and twice the
+// exchange bandwidth halves an active tile's exchange cycles.
+TEST(BenchCommand, VaryCrossesTheMachinesWithTheGrid) {
+  const std::string out = fresh_directory("bench_vary");
+  const TilecRun run = run_tilec(kTinyWorkload + " --batches 1,2 --budgets default --vary exchange-bytes=4,8 --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(file_text(out + "/report.json"));
+  ASSERT_EQ(report.size(), 4u);
+  EXPECT_EQ(report[0]["case"], "fp8-b1-n1-default@exchange-bytes=4");
+  EXPECT_EQ(report[1]["case"], "fp8-b1-n1-default@exchange-bytes=8");
+  EXPECT_EQ(report[0]["target"], "ipu21:16");
+  EXPECT_EQ(report[1]["target"], "ipu21:tiles=16,exchange-bytes=8");
+  for (std::size_t i = 0; i < report.size(); i += 2) {
+    EXPECT_EQ(report[i]["status"], "pass");
+    EXPECT_EQ(report[i + 1]["status"], "pass");
+    EXPECT_LT(report[i + 1]["exchangeCycles"].get<double>(), report[i]["exchangeCycles"].get<double>());
+    EXPECT_LE(report[i + 1]["cycles"].get<double>(), report[i]["cycles"].get<double>());
+  }
+  EXPECT_THAT(run.out, HasSubstr("## Machines"));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex("\\| fp8-b1-n1-default \\| [0-9,]+ \\| [0-9,]+ \\| [0-9,]+ \\| [0-9,]+ \\| -[0-9.]+% \\| -[0-9.]+% \\|"));
+  EXPECT_THAT(file_text(out + "/report.md"), HasSubstr("| point | exchange-bytes=4 cycles | exchange | exchange-bytes=8 cycles |"));
+  // --targets: each machine named by its spelling; an override list stays whole.
+  const std::string two = fresh_directory("bench_targets");
+  const TilecRun targets = run_tilec("bench --workload mlp --tokens 40 --width 32 --hidden 64 --no-profiles --batches 1 "
+                                     "--budgets default --targets ipu21:16,ipu21:tiles=16,sync-cycles=1200 --out " + two);
+  ASSERT_EQ(targets.exit_code, 0) << targets.err;
+  const nlohmann::json both = nlohmann::json::parse(file_text(two + "/report.json"));
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[1]["case"], "fp8-b1-n1-default@ipu21:tiles=16,sync-cycles=1200");
+  EXPECT_GT(both[1]["cycles"].get<double>(), both[0]["cycles"].get<double>());
 }
 
 const std::string kTinyTower = "bench --workload vit --tiles 16 --batches 1 --no-profiles";
