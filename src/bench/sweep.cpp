@@ -1,5 +1,6 @@
 #include "bench/sweep.h"
 
+#include "bench/report_html.h"
 #include "bench/run_case.h"
 #include "bench/workload_data.h"
 #include "compiler/compile.h"
@@ -213,9 +214,10 @@ class Sweep {
       if (report) finished.push_back(*report);
     const fs::path out(options_.out_directory);
     write_text_atomically((out / "report.json").string(), report_json(finished).dump(2) + "\n");
-    write_text_atomically((out / "report.md").string(),
-                          report_markdown(finished, fmt::format("tilec sweep: {} on {} ({} of {} cases)", title_,
-                                                                machines_text(), finished.size(), grid_.size())));
+    const std::string title =
+        fmt::format("tilec sweep: {} on {} ({} of {} cases)", title_, machines_text(), finished.size(), grid_.size());
+    write_text_atomically((out / "report.md").string(), report_markdown(finished, title));
+    write_text_atomically((out / "report.html").string(), report_html(finished, title));
   }
 
   std::string machines_text() const {

@@ -7,6 +7,7 @@
 // side-by-side against an older report. Exit 1 when a case failed, faulted
 // or stopped with an error (a planner rejection is a result, not a failure).
 #include "bench/case_report.h"
+#include "bench/report_html.h"
 #include "bench/sweep.h"
 #include "bench/workload_data.h"
 #include "cli/case_flags.h"
@@ -155,10 +156,16 @@ void bench_sweep(const BenchFlags& flags) {
   const bench::SweepResult result = bench::run_sweep(options);
   const std::string report_path = options.out_directory + "/report.json";
   fmt::print("{}", bench::report_markdown(result.cases, fmt::format("tilec sweep ({})", report_path)));
-  fmt::print("\n{} cases: {} run, {} kept from an earlier sweep; {:.1f} s; wrote {} and {}/report.md\n",
+  fmt::print("\n{} cases: {} run, {} kept from an earlier sweep; {:.1f} s; wrote {}, {}/report.md and report.html\n",
              result.cases.size(), result.ran, result.kept, result.wall_seconds, report_path, options.out_directory);
-  if (!flags.compare.empty())
+  if (!flags.compare.empty()) {
     fmt::print("\n{}", bench::compare_markdown(old_cases, result.cases, flags.compare, report_path));
+    // The page again, with the older report's figures on the same axes.
+    bench::write_text_atomically(options.out_directory + "/report.html",
+                          bench::report_html(result.cases, fmt::format("tilec sweep ({}) against {}", report_path,
+                                                                        flags.compare),
+                                             old_cases));
+  }
 
   std::vector<std::string> broken;
   for (const bench::CaseReport& report : result.cases)

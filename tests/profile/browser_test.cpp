@@ -17,32 +17,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kChromium = "/usr/bin/chromium";
+using testing::chromium;
+using testing::kChromium;
 
 std::filesystem::path output_directory() {
   const std::filesystem::path directory = std::filesystem::path(TILEC_BINARY).parent_path() / "profile-browser-test";
   std::filesystem::create_directories(directory);
   return directory;
-}
-
-// A fresh profile directory per launch, so nothing carries over.
-std::string fresh_user_data_dir() {
-  std::string pattern = ::testing::TempDir() + "/tilec_chromium_XXXXXX";
-  const char* made = mkdtemp(pattern.data());
-  EXPECT_NE(made, nullptr);
-  return pattern;
-}
-
-testing::CommandResult chromium(const std::string& arguments, const std::string& name) {
-  const std::string user_data = fresh_user_data_dir();
-  const testing::CommandResult result = testing::run_command(
-      fmt::format("timeout 60 {} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-                  "--disable-background-networking --disable-component-update --disable-sync "
-                  "--user-data-dir='{}' {}",
-                  kChromium, user_data, arguments),
-      name);
-  std::filesystem::remove_all(user_data);
-  return result;
 }
 
 // The attributes of the page's #tilec-status element, from a DOM dump.

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -141,6 +142,23 @@ inline CommandResult run_command(const std::string& command, const std::string& 
 // `tilec ARGUMENTS` with the built binary.
 inline CommandResult run_tilec(const std::string& arguments, const std::string& name) {
   return run_command(fmt::format("'{}' {}", TILEC_BINARY, arguments), name);
+}
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+// Headless Chromium with `arguments`, in a fresh profile directory per
+// launch so that nothing carries over.
+inline CommandResult chromium(const std::string& arguments, const std::string& name) {
+  std::string user_data = ::testing::TempDir() + "/tilec_chromium_XXXXXX";
+  EXPECT_NE(mkdtemp(user_data.data()), nullptr);
+  const CommandResult result = run_command(
+      fmt::format("timeout 60 {} --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                  "--disable-background-networking --disable-component-update --disable-sync "
+                  "--user-data-dir='{}' {}",
+                  kChromium, user_data, arguments),
+      name);
+  std::filesystem::remove_all(user_data);
+  return result;
 }
 
 }  // namespace tilec::profile::testing
