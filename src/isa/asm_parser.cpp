@@ -22,7 +22,11 @@ class Assembler {
       : code_(name), lookup_([this](std::string_view name) { return lookup(name); }) {}
 
   void statement(const SourceLine& line);
-  Object finish() { return code_.finish(); }
+  Object finish() {
+    Object object = code_.finish();
+    object.exchange_groups = std::move(exchange_groups_);
+    return object;
+  }
 
  private:
   Value lookup(std::string_view name) const;
@@ -43,6 +47,7 @@ class Assembler {
 
   CodeBuilder code_;
   NameLookup lookup_;
+  std::vector<std::vector<std::uint32_t>> exchange_groups_;
   std::unordered_map<std::string, std::int64_t> constants_;
   const SourceLine* line_ = nullptr;
   std::vector<Token> tokens_;
@@ -164,6 +169,16 @@ void Assembler::directive(const Token& name) {
     if (constants_.count(symbol) || code_.defined(symbol))
       fail_at(*line_, constant_name.column, "'{}' is already defined", symbol);
     constants_.emplace(std::move(symbol), value);
+  } else if (directive == ".exchange_group") {
+    std::vector<std::uint32_t> tiles;
+    do {
+      if (peek().is(",")) ++position_;
+      const int column = peek().column;
+      const std::int64_t tile = constant("a tile number");
+      if (tile < 0 || tile > 0xffff) fail_at(*line_, column, "tile {} is outside 0..65535", tile);
+      tiles.push_back(static_cast<std::uint32_t>(tile));
+    } while (peek().is(","));
+    exchange_groups_.push_back(std::move(tiles));
   } else if (directive == ".macro" || directive == ".include") {
     fail_at(*line_, name.column, "'{}' must start its line (no label before it)", directive);
   } else if (directive == ".endm") {

@@ -65,6 +65,9 @@ struct Object {
   std::vector<Section> sections;
   std::vector<Symbol> symbols;
   std::vector<Relocation> relocations;
+  // Exchange groups the source declares (.exchange_group), in order: the
+  // tiles a multicast to group g reaches.
+  std::vector<std::vector<std::uint32_t>> exchange_groups;
 };
 
 const char* relocation_kind_name(RelocationKind kind);

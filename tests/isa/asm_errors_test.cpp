@@ -90,6 +90,8 @@ const BadSource kBadSources[] = {
     {"macro_error_inside", ".macro m a\naddi $m1, $m1, \\a\n.endm\n.text\nm 99999",
      "t.s:2:16: immediate 99999 is outside -32768..32767 (in macro 'm' used at t.s:5:1)"},
     {"endm_alone", ".endm", "t.s:1:1: '.endm' without a '.macro'"},
+    {"exchange_group_tile", ".exchange_group 1, 70000", "t.s:1:20: tile 70000 is outside 0..65535"},
+    {"exchange_group_empty", ".exchange_group", "t.s:1:16: expected a number, a name or '(', got end of line"},
     {"macro_unterminated", ".macro m\nnop", "t.s:1:1: '.macro m' has no '.endm'"},
     {"macro_nested_definition", ".macro m\n.macro n\n.endm\n.endm", "t.s:2:1: a '.macro' cannot be defined inside another"},
     {"macro_twice", ".macro m\n.endm\n.macro m\n.endm", "t.s:3:8: macro 'm' is already defined"},

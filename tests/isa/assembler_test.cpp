@@ -49,6 +49,11 @@ TEST(Assembler, BundlesAcceptEitherOrder) {
   EXPECT_EQ(bundle.flt, (Instruction{Opcode::Ampf8, {0, 4, 1, 0, 1}}));
 }
 
+TEST(Assembler, ExchangeGroupsAreDeclaredInOrder) {
+  const Object object = assemble_text(".equ last, 3\n.exchange_group 1, 2, last\n.exchange_group 0\n.text\nhalt\n");
+  EXPECT_EQ(object.exchange_groups, (std::vector<std::vector<std::uint32_t>>{{1, 2, 3}, {0}}));
+}
+
 TEST(Assembler, CommentsAndBlankLinesAreIgnored) {
   Object object = assemble_text("# a comment\n\n.text // another\n  nop # trailing\n// only\n");
   EXPECT_EQ(object.sections[0].bytes.size(), 8u);
