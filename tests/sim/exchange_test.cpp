@@ -96,20 +96,26 @@ Outcome run_tiles(const Tiles& tiles, std::uint32_t machine_tiles, std::size_t b
   return outcome;
 }
 
-TEST(Exchange, PointToPointTiming) {
+// Tile 0 sends `bytes` of counting words to tile 1 (sets at 0..30, the send
+// at 36); each records the cycle after its exchange.
+Tiles point_to_point(std::uint32_t bytes) {
   Tiles tiles;
   tiles.codes.resize(2);
   tiles.buffers = {as_bytes(counting_words(16, 100))};
-  exchange(tiles.codes[0], Opcode::Send, kBuffer, 64, 1);  // sets at 0..30, send at 36
-  record_cycle(tiles.codes[0], 0);                          // 36 + 16 words
+  exchange(tiles.codes[0], Opcode::Send, kBuffer, bytes, 1);
+  record_cycle(tiles.codes[0], 0);
   tiles.codes[0].main(Opcode::Xdone);
   tiles.codes[0].main(Opcode::Halt);
-  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 64, 0);   // armed at 36
-  tiles.codes[1].main(Opcode::Xdone);                       // 42
+  exchange(tiles.codes[1], Opcode::Recv, kBuffer, bytes, 0);  // armed at 36
+  tiles.codes[1].main(Opcode::Xdone);
   record_cycle(tiles.codes[1], 0);
   tiles.codes[1].main(Opcode::Halt);
-  Outcome outcome = run_tiles(tiles, 2, 16);
-  EXPECT_EQ(outcome.cycles[0][0], 36u + 16);
+  return tiles;
+}
+
+TEST(Exchange, PointToPointTiming) {
+  Outcome outcome = run_tiles(point_to_point(64), 2, 16);
+  EXPECT_EQ(outcome.cycles[0][0], 36u + 16);  // 16 words leave, one a cycle
   // Word 15 arrives at 36 + 15 + 16 (same column): xdone lets the
   // supervisor go on the cycle after.
   EXPECT_EQ(outcome.cycles[1][0], 36u + 15 + 16 + 1);
@@ -121,34 +127,13 @@ TEST(Exchange, PointToPointTiming) {
 // A machine that moves 8 bytes a cycle: the send leaves, and lands, in
 // half the cycles; the latency is the same.
 TEST(Exchange, WiderExchangeMovesMoreBytesACycle) {
-  Tiles tiles;
-  tiles.codes.resize(2);
-  tiles.buffers = {as_bytes(counting_words(16, 100))};
-  exchange(tiles.codes[0], Opcode::Send, kBuffer, 64, 1);
-  record_cycle(tiles.codes[0], 0);
-  tiles.codes[0].main(Opcode::Xdone);
-  tiles.codes[0].main(Opcode::Halt);
-  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 64, 0);
-  tiles.codes[1].main(Opcode::Xdone);
-  record_cycle(tiles.codes[1], 0);
-  tiles.codes[1].main(Opcode::Halt);
-  Outcome outcome = run_tiles(tiles, 2, 16, "exchange-bytes=8");
+  Outcome outcome = run_tiles(point_to_point(64), 2, 16, "exchange-bytes=8");
   EXPECT_EQ(outcome.cycles[0][0], 36u + 8);
   EXPECT_EQ(outcome.cycles[1][0], 36u + 7 + 16 + 1);
   EXPECT_EQ(outcome.buffers[1], counting_words(16, 100));
   // 20 bytes at 8 a cycle take 3 cycles, less than the supervisor's 6
   // between issues: the time is the issue's.
-  tiles.codes[0] = Code{};
-  exchange(tiles.codes[0], Opcode::Send, kBuffer, 20, 1);
-  record_cycle(tiles.codes[0], 0);
-  tiles.codes[0].main(Opcode::Xdone);
-  tiles.codes[0].main(Opcode::Halt);
-  tiles.codes[1] = Code{};
-  exchange(tiles.codes[1], Opcode::Recv, kBuffer, 20, 0);
-  tiles.codes[1].main(Opcode::Xdone);
-  tiles.codes[1].main(Opcode::Halt);
-  EXPECT_EQ(run_tiles(tiles, 2, 16, "exchange-bytes=8").cycles[0][0], 36u + 6);
-  EXPECT_EQ(run_tiles(tiles, 2, 16, "exchange-bytes=4").cycles[0][0], 36u + 6);
+  EXPECT_EQ(run_tiles(point_to_point(20), 2, 16, "exchange-bytes=8").cycles[0][0], 36u + 6);
 }
 
 TEST(Exchange, HaltEndsTheExchangePhaseOnceTheDataIsIn) {
