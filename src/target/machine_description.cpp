@@ -5,9 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <array>
 #include <charconv>
-#include <cmath>
 #include <fstream>
 #include <functional>
 #include <sstream>

@@ -15,12 +15,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 CaseReport point(const std::string& name, std::int64_t batch, std::uint32_t budget_kib, std::uint64_t cycles,
                  double exchange) {
   CaseReport report;
@@ -50,14 +44,14 @@ TEST(ReportHtml, ChartsEveryFigureWithoutScriptOrNetwork) {
   EXPECT_THAT(page, HasSubstr("<h1>sweep &lt;b&gt;</h1>"));
   for (const char* outside : {"<script", "http://", "https://", "<link", "url("}) EXPECT_THAT(page, Not(HasSubstr(outside)));
   // Cycles and efficiency against the budget, the phases, and two against the varied field.
-  EXPECT_EQ(count(page, "<svg"), 5u);
+  EXPECT_EQ(profile::testing::occurrences(page, "<svg"), 5u);
   EXPECT_THAT(page, HasSubstr("Cycles against exchange-bytes"));
   EXPECT_THAT(page, HasSubstr(">fp8 b1 @exchange-bytes=8</text>"));
   EXPECT_THAT(page, HasSubstr("<title>fp8-b1-n1-64k@exchange-bytes=8 exchange: 1,000 cycles</title>"));
   EXPECT_THAT(page, HasSubstr("<title>fp8-b1-n1-default, 8: 400</title>"));  // exchange against the field
   EXPECT_THAT(page, Not(HasSubstr("stroke-dasharray")));
   // One machine: no machine charts.
-  EXPECT_EQ(count(report_html({point("fp8-b1-n1-default", 1, 0, 5000, 800)}, "one"), "<svg"), 3u);
+  EXPECT_EQ(profile::testing::occurrences(report_html({point("fp8-b1-n1-default", 1, 0, 5000, 800)}, "one"), "<svg"), 3u);
 }
 
 TEST(ReportHtml, TheReferenceIsDashedOnTheSameAxes) {
@@ -80,7 +74,7 @@ TEST(ReportHtml, ABrowserDrawsIt) {
   const profile::testing::CommandResult dom =
       profile::testing::chromium("--virtual-time-budget=2000 --dump-dom 'file://" + page + "'", "dom");
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
-  EXPECT_EQ(count(dom.out, "<svg"), 5u);
+  EXPECT_EQ(profile::testing::occurrences(dom.out, "<svg"), 5u);
   std::filesystem::remove(png);
   const profile::testing::CommandResult shot = profile::testing::chromium(
       "--window-size=900,1600 --hide-scrollbars --virtual-time-budget=2000 --screenshot='" + png + "' 'file://" + page + "'",

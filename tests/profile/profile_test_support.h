@@ -144,6 +144,13 @@ inline CommandResult run_tilec(const std::string& arguments, const std::string& 
   return run_command(fmt::format("'{}' {}", TILEC_BINARY, arguments), name);
 }
 
+// How many times `what` stands in `text` (overlaps counted).
+inline std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 constexpr const char* kChromium = "/usr/bin/chromium";
 
 // Headless Chromium with `arguments`, in a fresh profile directory per

@@ -21,12 +21,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The page's data, as the page's script reads it.
 nlohmann::json page_data(const std::string& html) {
   const std::string open = "<script id=\"profile-data\" type=\"application/json\">";
@@ -211,8 +205,8 @@ TEST(RenderHtml, NamesCannotBreakOutOfTheScript) {
   profile.events.labels[4] = "<b>kernel</b>";
   const std::string html = render_html(profile).html;
   const std::string page(report_template());
-  EXPECT_EQ(count(html, "</script>"), count(page, "</script>"));
-  EXPECT_EQ(count(html, "<!--"), count(page, "<!--"));
+  EXPECT_EQ(testing::occurrences(html, "</script>"), testing::occurrences(page, "</script>"));
+  EXPECT_EQ(testing::occurrences(html, "<!--"), testing::occurrences(page, "<!--"));
   const nlohmann::json data = page_data(html);
   EXPECT_EQ(data["name"], profile.name);
   EXPECT_EQ(data["labels"][4], "<b>kernel</b>");
