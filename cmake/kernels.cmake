@@ -6,7 +6,8 @@ string(REPLACE ";" "|" kernel_file_list "${kernel_files}")
 set(embedded ${CMAKE_BINARY_DIR}/generated/kernel_sources.cpp)
 add_custom_command(
   OUTPUT ${embedded}
-  COMMAND ${CMAKE_COMMAND} -DOUTPUT=${embedded} -DFILES=${kernel_file_list} -P ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
+  COMMAND ${CMAKE_COMMAND} -DOUTPUT=${embedded} -DFILES=${kernel_file_list} -DORIGIN=kernels
+          -DNAMESPACE=tilec::compiler -DFUNCTION=embedded_kernel_sources -P ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
   DEPENDS ${kernel_files} ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
   COMMENT "Embedding kernel sources"
   VERBATIM)

@@ -7,6 +7,7 @@
 // side-by-side against an older report. Exit 1 when a case failed, faulted
 // or stopped with an error (a planner rejection is a result, not a failure).
 #include "bench/case_report.h"
+#include "bench/micro.h"
 #include "bench/report_html.h"
 #include "bench/sweep.h"
 #include "bench/workload_data.h"
@@ -48,6 +49,9 @@ struct BenchFlags {
   bool force = false;
   bool no_profiles = false;
   bool quiet = false;
+  bool micro = false;
+  std::string micro_dir;  // empty: the built-in bench/micro
+  bool json = false;
 };
 
 std::int64_t positive(const std::string& flag, const std::string& text) {
@@ -89,6 +93,15 @@ std::vector<std::string> split_targets(const std::string& text) {
   return targets;
 }
 
+std::vector<bench::SweepOptions::Machine> machines_of(const BenchFlags& flags) {
+  const int machine_flags = !flags.tiles.empty() + !flags.target.empty() + !flags.targets.empty();
+  if (machine_flags > 1) throw_bad_input("--tiles", "give one of --tiles, --target and --targets");
+  std::vector<std::string> targets = split_targets(flags.targets);
+  if (!flags.target.empty()) targets = {flags.target};
+  if (!flags.tiles.empty()) targets = {ipu21_cut(parse_tiles(flags.tiles)).name};
+  return bench::machine_grid(targets, flags.vary);
+}
+
 bench::SweepOptions sweep_options(const BenchFlags& flags) {
   bench::SweepOptions options;
   options.workload = flags.workload.workload;
@@ -114,12 +127,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   }
   options.batches.clear();
   for (const std::string& text : flags.batches) options.batches.push_back(positive("--batches", text));
-  const int machine_flags = !flags.tiles.empty() + !flags.target.empty() + !flags.targets.empty();
-  if (machine_flags > 1) throw_bad_input("--tiles", "give one of --tiles, --target and --targets");
-  std::vector<std::string> targets = split_targets(flags.targets);
-  if (!flags.target.empty()) targets = {flags.target};
-  if (!flags.tiles.empty()) targets = {ipu21_cut(parse_tiles(flags.tiles)).name};
-  options.machines = bench::machine_grid(targets, flags.vary);
+  options.machines = machines_of(flags);
   // The ViT workloads need the whole tile: the default budget alone unless asked.
   std::vector<std::string> budgets = flags.budgets;
   if (budgets.empty() && bench::workload_kind(options.workload) != bench::WorkloadKind::Mlp) budgets = {"default"};
@@ -174,6 +182,28 @@ void bench_sweep(const BenchFlags& flags) {
   if (!broken.empty())
     throw_failure("bench", "{} of {} cases did not pass: {}", broken.size(), result.cases.size(),
                   fmt::join(broken, ", "));
+}
+
+// --micro: every microbenchmark on each machine, measured beside the
+// machine's own figure; exit 1 when any differs.
+void bench_micro(const BenchFlags& flags) {
+  const bench::MicroSources sources =
+      flags.micro_dir.empty() ? bench::built_in_micro_sources() : bench::micro_sources_from(flags.micro_dir);
+  nlohmann::json reports = nlohmann::json::array();
+  std::size_t figures = 0, differ = 0;
+  for (const bench::SweepOptions::Machine& machine : machines_of(flags)) {
+    const std::vector<bench::MicroFigure> measured =
+        bench::run_micro(sources, machine.model, [&](const std::string& line) {
+          if (!flags.quiet) std::fprintf(stderr, "micro %s\n", line.c_str());
+        });
+    figures += measured.size();
+    differ += std::count_if(measured.begin(), measured.end(), [](const bench::MicroFigure& f) { return !f.matches(); });
+    if (flags.json) reports.push_back(bench::micro_json(measured, machine.model));
+    else fmt::print("{}\n", bench::micro_markdown(measured, machine.model));
+  }
+  if (flags.json) fmt::print("{}\n", reports.dump(2));
+  if (differ != 0)
+    throw_failure("bench --micro", "{} of {} measured figures differ from the machine description's", differ, figures);
 }
 
 }  // namespace
@@ -242,7 +272,18 @@ void add_bench_command(CLI::App& app) {
                       "../shared/reference/seed-sweep.json)")
       ->type_name("OLD.json");
   command->add_flag("--quiet", f.quiet, "No progress lines on stderr");
-  command->callback([flags] { bench_sweep(*flags); });
+  command->add_flag("--micro", f.micro,
+                    "Run the microbenchmarks (bench/micro) on the machine instead of a sweep, and print each "
+                    "measured figure beside the one the machine description implies (docs/bench.md)");
+  command->add_option("--micro-dir", f.micro_dir, "With --micro: run the .s files of this folder instead of the built-in ones")
+      ->type_name("DIR");
+  command->add_flag("--json", f.json, "With --micro: print the figures as JSON");
+  command->callback([flags] {
+    if (!flags->micro && (!flags->micro_dir.empty() || flags->json))
+      throw_bad_input(flags->json ? "--json" : "--micro-dir", "goes with --micro");
+    if (flags->micro) bench_micro(*flags);
+    else bench_sweep(*flags);
+  });
 }
 
 }  // namespace tilec::cli

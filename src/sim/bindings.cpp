@@ -135,4 +135,14 @@ graph::Tensor DeviceState::read(const std::string& name) const {
   return tensor;
 }
 
+std::uint32_t DeviceState::read_word(std::uint32_t tile, std::uint32_t address) const {
+  if (tile >= tiles_.size())
+    throw_bad_input(fmt::format("tile {}", tile), "the machine has tiles 0-{}", tiles_.size() - 1);
+  if (address % 4 != 0 || !machine_.class_of(address, 4))
+    throw_bad_input(fmt::format("tile {} address {:#x}", tile, address), "not a word-aligned address of the tile's memory");
+  std::uint32_t word = 0;
+  std::memcpy(&word, tiles_[tile].memory + (address - machine_.memory_begin), 4);
+  return word;
+}
+
 }  // namespace tilec::sim

@@ -305,6 +305,9 @@ Device& Device::operator=(Device&&) noexcept = default;
 
 void Device::write(const std::string& binding, const graph::Tensor& data) { state_->write(binding, data); }
 graph::Tensor Device::read(const std::string& binding) const { return state_->read(binding); }
+std::uint32_t Device::read_word(std::uint32_t tile, std::uint32_t address) const {
+  return state_->read_word(tile, address);
+}
 RunResult Device::run(const SimOptions& options) { return state_->run(options); }
 const MachineModel& Device::machine() const { return state_->machine(); }
 

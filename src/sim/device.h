@@ -101,6 +101,9 @@ class Device {
   void write(const std::string& binding, const graph::Tensor& data);
   // Gathers the binding's elements from tile memory.
   graph::Tensor read(const std::string& binding) const;
+  // The 32-bit word at `address` of a tile's memory, for programs that
+  // leave their results there (bench/micro). BadInput outside the tile.
+  std::uint32_t read_word(std::uint32_t tile, std::uint32_t address) const;
 
   // Runs every tile until all have halted; throws sim::Fault on a fault.
   RunResult run(const SimOptions& options = {});

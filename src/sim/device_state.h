@@ -25,6 +25,7 @@ class DeviceState {
 
   void write(const std::string& name, const graph::Tensor& data);
   graph::Tensor read(const std::string& name) const;
+  std::uint32_t read_word(std::uint32_t tile, std::uint32_t address) const;
   RunResult run(const SimOptions& options);
 
   const MachineModel& machine() const { return machine_; }

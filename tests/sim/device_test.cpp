@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -90,6 +91,20 @@ TEST(DeviceBindings, UnknownNamesAndTypeMismatchesAreBadInput) {
     EXPECT_STREQ(error.what(), "binding 'w': is f32[4,8], but the tensor given is f143(s=-3)[4,8]");
   }
   EXPECT_THROW(device.read("nope"), Error);
+}
+
+TEST(DeviceBindings, WordsAreReadFromATilesMemory) {
+  package::Package package = package_of(1, image(halting()));
+  package.bindings = {dense_binding("w", package::BindingRole::Parameter, f32_type({4, 8}), 0, kStandardData)};
+  Device device(package, ipu21_cut(1));
+  const graph::Tensor data = counting_f32({4, 8});
+  device.write("w", data);
+  std::uint32_t second = 0;
+  std::memcpy(&second, data.bytes.data() + 4, 4);
+  EXPECT_EQ(device.read_word(0, kStandardData + 4), second);
+  EXPECT_THROW(device.read_word(1, kStandardData), Error);
+  EXPECT_THROW(device.read_word(0, kStandardData + 2), Error);
+  EXPECT_THROW(device.read_word(0, 0xE8000), Error);
 }
 
 TEST(DeviceLoading, RefusesPackagesThatDoNotFitTheMachine) {
