@@ -1,17 +1,8 @@
-# AMP throughput in FP32 (Jia et al. 2019, "arithmetic throughput"): six
-# workers each issue COUNT `amp.f32` in a hardware loop, so every cycle issues
-# one. MACs a cycle is the slope of the simulator's MAC count against the
-# bracket (harness.s) between two counts. Needs `.equ COUNT, N`.
-.include "harness.s"
-.text
-.global main
-main:
-  on_every_worker amp_worker
-  halt
-
-.align 8
-amp_worker:
-  setzi $m2, COUNT
-  rpt $m2, 1
+# AMP throughput in FP32 (Jia et al. 2019, "arithmetic throughput"): MACs a
+# cycle of `amp.f32` on six workers (worker_loop.s).
+.macro worker_setup
+.endm
+.macro timed_bundle
   { nop ; amp.f32 $a0:3, $a4:7, 0 }
-  exit
+.endm
+.include "worker_loop.s"

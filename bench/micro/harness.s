@@ -17,6 +17,15 @@ measured: .zero 32
   stw \REG, $m14, 4 * \N
 .endm
 
+# store_bracket: $m4, $m5 and $m6 (the counter read twice, one issue apart,
+# then after the timed part) into measured words 0-2.
+.macro store_bracket
+  setzi $m14, measured
+  stw $m4, $m14, 0
+  stw $m5, $m14, 4
+  stw $m6, $m14, 8
+.endm
+
 # on_every_worker KERNEL: ends the exchange phase (workers run only in a
 # compute phase), starts KERNEL on the six workers and waits for them,
 # with the counter read before (word 0 and 1, one issue apart) and after
@@ -34,8 +43,5 @@ measured: .zero 32
   run $m1, $mzero
   wsync
   getcount $m6
-  setzi $m14, measured
-  stw $m4, $m14, 0
-  stw $m5, $m14, 4
-  stw $m6, $m14, 8
+  store_bracket
 .endm

@@ -9,8 +9,5 @@ main:
   getcount $m5
   sync
   getcount $m6
-  setzi $m14, measured
-  stw $m4, $m14, 0
-  stw $m5, $m14, 4
-  stw $m6, $m14, 8
+  store_bracket
   halt

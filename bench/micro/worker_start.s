@@ -16,10 +16,7 @@ main:
   { run $m1, $mzero ; fnop }
   { wsync ; fnop }
   getcount $m6
-  setzi $m14, measured
-  stw $m4, $m14, 0
-  stw $m5, $m14, 4
-  stw $m6, $m14, 8
+  store_bracket
   halt
 
 .align 8
