@@ -330,10 +330,11 @@ class Driver {
     result.package.summation_order = summation_order(chain_, mid);
     result.estimated_cycles = choice.estimate.cycles;
     result.peak_bytes = map.peak_bytes(machine);
+    result.estimated_peak_bytes = choice.estimate.peak_bytes;
     result.plan = plan;
     log(fmt::format("plan: {}", plan));
-    log(fmt::format("estimated cycles {:.0f}, peak {} bytes per tile, {} kernels", result.estimated_cycles,
-                    result.peak_bytes, library.variant_count()));
+    log(fmt::format("estimated cycles {:.0f}, peak {} bytes per tile (estimated {}), {} kernels",
+                    result.estimated_cycles, result.peak_bytes, result.estimated_peak_bytes, library.variant_count()));
     result.log = log_;
     result.dump = dump_;
     nlohmann::json info{{"plan", plan},

@@ -42,6 +42,7 @@ struct CompileResult {
   package::Package package;
   double estimated_cycles = 0;
   std::uint32_t peak_bytes = 0;  // largest per-tile use, code included
+  std::int64_t estimated_peak_bytes = 0;  // what the plan search expected of it
   std::string plan;              // one line describing the chosen plan
   std::vector<std::string> log;  // what the driver decided, line by line
   std::string dump;              // the IR after options.dump_after's stage
