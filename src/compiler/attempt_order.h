@@ -17,11 +17,14 @@ class AttemptOrder {
 
   explicit AttemptOrder(std::int64_t budget) : budget_(budget) {}
 
+  // The largest estimate the first attempts take.
+  static std::int64_t plain_limit(std::int64_t budget) { return budget + budget / 4; }
+
   // The front's last (smallest) plan is always worth building: it is what
   // the error message reports when nothing fits.
   bool worth_building(std::int64_t estimate, bool last) const {
     if (last) return true;
-    if (attempts_ < kPlainAttempts) return estimate <= budget_ + budget_ / 4;
+    if (attempts_ < kPlainAttempts) return estimate <= plain_limit(budget_);
     return estimate + shortfall_ <= budget_;
   }
   bool exhausted() const { return attempts_ >= kPlainAttempts + kCalibratedAttempts; }

@@ -53,16 +53,6 @@ std::int64_t Layout::widest() const {
   return most;
 }
 
-BlockMove block_move(const Layout& from, int from_block, const Layout& to, int to_block, Range rows, std::int64_t cols) {
-  BlockMove move;
-  move.whole_columns =
-      from.piece_panels == to.piece_panels && rows == from.block_rows(from_block) && rows == to.block_rows(to_block);
-  if (move.whole_columns) return move;
-  move.source_strided = cols > 1 && rows.size() != from.piece_panels * kPanelRows;
-  move.destination_strided = cols > 1 && rows.size() != to.piece_panels * kPanelRows;
-  return move;
-}
-
 Layout column_layout(std::int64_t chunk_panels, std::vector<Range> cols, const std::vector<std::vector<int>>& tiles) {
   TILEC_CHECK(cols.size() == tiles.size(), "column_layout needs one tile list per column part");
   Layout layout;

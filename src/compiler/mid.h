@@ -98,7 +98,18 @@ struct BlockMove {
   bool source_strided = false;
   bool destination_strided = false;
 };
-BlockMove block_move(const Layout& from, int from_block, const Layout& to, int to_block, Range rows, std::int64_t cols);
+// Inline: the search's rearrange cost asks this of every overlapping pair
+// of blocks.
+inline BlockMove block_move(const Layout& from, int from_block, const Layout& to, int to_block, Range rows,
+                            std::int64_t cols) {
+  BlockMove move;
+  move.whole_columns =
+      from.piece_panels == to.piece_panels && rows == from.block_rows(from_block) && rows == to.block_rows(to_block);
+  if (move.whole_columns) return move;
+  move.source_strided = cols > 1 && rows.size() != from.piece_panels * kPanelRows;
+  move.destination_strided = cols > 1 && rows.size() != to.piece_panels * kPanelRows;
+  return move;
+}
 
 // One row part covering the chunk's `chunk_panels` panels, column parts
 // `cols`, part c on the tiles `tiles[c]`: the layouts of plans that split

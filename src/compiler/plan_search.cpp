@@ -1,6 +1,7 @@
 // The search half of construct_mid: the dynamic program over the chain.
 #include "compiler/construct_mid.h"
 
+#include "compiler/attempt_order.h"
 #include "compiler/cost_model.h"
 #include "compiler/kernel_plan.h"
 #include "compiler/attention_candidates.h"
@@ -520,6 +521,25 @@ std::vector<int> entry_layouts(const SearchContext& context, int current) {
   return layouts;
 }
 
+// The data any plan of this chunk size stores at least: each GEMM's least
+// weights, and the largest of the GEMMs' least working sets.
+std::int64_t data_floor(const SearchContext& context) {
+  std::int64_t weights = 0, working_set = 0;
+  for (const auto& [step, by_size] : context.candidates.by_step) {
+    std::int64_t least_weights = INT64_MAX, least_working_set = INT64_MAX;
+    for (const GemmCandidate& candidate : by_size.at(context.group_size)) {
+      Label alone;
+      add_gemm(context, step, candidate, -1, -1, alone);
+      least_weights = std::min(least_weights, alone.weight_bytes);
+      least_working_set = std::min(least_working_set, alone.activation_peak);
+    }
+    if (least_weights == INT64_MAX) continue;
+    weights += least_weights;
+    working_set = std::max(working_set, least_working_set);
+  }
+  return weights + working_set;
+}
+
 // Runs the dynamic program for one group size and chunk size; returns the
 // labels at the end of the chain.
 std::vector<Label> run_program(const SearchContext& context, LayoutTable& layouts) {
@@ -748,6 +768,11 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
       SearchContext context{layouts,        candidate_layouts, row_options, row_kept,   attention_options,
                             attention_kept, attention_layouts, chain,       candidates, options,
                             group_size,     chunk_panels,      chunks,      iterations};
+      // A chunk size whose every plan the driver would not build is not
+      // searched, unless it is the finest (the diagnostic's smallest plan).
+      if (!options.chunks && chunks < units_per_group &&
+          data_floor(context) > AttemptOrder::plain_limit(options.budget()))
+        continue;
       for (const auto& [step, list] : row_options) row_kept[step] = keep_row_candidates(context, step);
       for (const auto& [step, list] : attention_options) {
         attention_kept[step] = keep_attention_candidates(context, step);
