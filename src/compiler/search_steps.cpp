@@ -5,6 +5,7 @@
 #include "compiler/kernel_plan.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace tilec::compiler::search {
 
@@ -214,6 +215,24 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
   label.supervisor_bundles += 60 * shape.heads_per_tile();
 }
 
+namespace {
+
+// `kept`, with the `cheapest` first of `by_cycles` and the `smallest` first
+// of `by_bytes` (candidate indices), each index once and in order.
+std::vector<int> with_fewest(std::vector<int> kept, std::vector<std::pair<double, int>>& by_cycles,
+                             std::size_t cheapest, std::vector<std::pair<std::int64_t, int>>& by_bytes,
+                             std::size_t smallest) {
+  std::sort(by_cycles.begin(), by_cycles.end());
+  std::sort(by_bytes.begin(), by_bytes.end());
+  for (std::size_t i = 0; i < by_cycles.size() && i < cheapest; ++i) kept.push_back(by_cycles[i].second);
+  for (std::size_t i = 0; i < by_bytes.size() && i < smallest; ++i) kept.push_back(by_bytes[i].second);
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
+}  // namespace
+
 // The candidates of a GEMM step the program weighs at this chunk size:
 // every grid that splits no rows (the plans of whole-row layouts), and of
 // those that split rows, the few cheapest alone (compute, reduction, the
@@ -240,13 +259,7 @@ std::vector<int> keep_candidates(const SearchContext& context, int step) {
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.weight_bytes + alone.activation_peak, c);
   }
-  std::sort(by_cycles.begin(), by_cycles.end());
-  std::sort(by_bytes.begin(), by_bytes.end());
-  for (std::size_t i = 0; i < by_cycles.size() && i < kRowSplitCandidates; ++i) kept.push_back(by_cycles[i].second);
-  for (std::size_t i = 0; i < by_bytes.size() && i < kRowSplitCandidates; ++i) kept.push_back(by_bytes[i].second);
-  std::sort(kept.begin(), kept.end());
-  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-  return kept;
+  return with_fewest(std::move(kept), by_cycles, kRowSplitCandidates, by_bytes, kRowSplitCandidates);
 }
 
 // The candidates of a layernorm or softmax step weighed at this chunk
@@ -277,13 +290,7 @@ std::vector<int> keep_row_candidates(const SearchContext& context, int step) {
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.weight_bytes + alone.activation_peak, c);
   }
-  std::sort(by_cycles.begin(), by_cycles.end());
-  std::sort(by_bytes.begin(), by_bytes.end());
-  for (std::size_t i = 0; i < by_cycles.size() && i < kRowStepCandidates; ++i) kept.push_back(by_cycles[i].second);
-  for (std::size_t i = 0; i < by_bytes.size() && i < kRowStepCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
-  std::sort(kept.begin(), kept.end());
-  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-  return kept;
+  return with_fewest(std::move(kept), by_cycles, kRowStepCandidates, by_bytes, kRowStepCandidates / 2);
 }
 
 // The candidates of an attention step weighed at this chunk size: those
@@ -313,14 +320,7 @@ std::vector<int> keep_attention_candidates(const SearchContext& context, int ste
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.activation_peak, c);
   }
-  std::sort(by_cycles.begin(), by_cycles.end());
-  std::sort(by_bytes.begin(), by_bytes.end());
-  std::vector<int> kept;
-  for (std::size_t i = 0; i < by_cycles.size() && i < kAttentionCandidates; ++i) kept.push_back(by_cycles[i].second);
-  for (std::size_t i = 0; i < by_bytes.size() && i < kAttentionCandidates / 2; ++i) kept.push_back(by_bytes[i].second);
-  std::sort(kept.begin(), kept.end());
-  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-  return kept;
+  return with_fewest({}, by_cycles, kAttentionCandidates, by_bytes, kAttentionCandidates / 2);
 }
 
 }  // namespace tilec::compiler::search
