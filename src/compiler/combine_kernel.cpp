@@ -377,6 +377,18 @@ std::string combine_source(const std::string& name, const CombineVariant& varian
   return text;
 }
 
+CombineSplit combine_split(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements) {
+  const bool per_column = std::any_of(variant.stages.begin(), variant.stages.end(), [](const CombineStage& stage) {
+    return stage.kind == EpilogueOp::Kind::AddBias;
+  });
+  // Whole columns unless some worker would take more of them than another
+  // and more than one (fewer columns than workers: the runs are short, and
+  // more of them start later).
+  const bool even = columns <= 6 || columns % 6 == 0;
+  if (per_column || even || column_elements % 16 != 0) return CombineSplit{columns, column_elements};
+  return CombineSplit{columns * (column_elements / 16), 16};
+}
+
 std::int64_t combine_worker_bundles(const CombineShape& shape, std::int64_t columns, std::int64_t groups) {
   if (columns <= 0) return 0;
   const std::int64_t iterations = (shape.per_column ? groups : columns * groups) / shape.unroll;

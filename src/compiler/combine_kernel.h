@@ -46,4 +46,19 @@ std::string combine_source(const std::string& name, const CombineVariant& varian
 // elements each (whole panels: `groups` even).
 std::int64_t combine_worker_bundles(const CombineShape& shape, std::int64_t columns, std::int64_t groups);
 
+// How the six workers share a combine over `columns` columns of
+// `column_elements` elements, each worker a run of `units` units of
+// `unit_elements`: whole columns where the kernel loops per column (a bias
+// stage) or where whole columns share evenly, else 16-element panels of
+// the columns back to back (one loop over them all), so that no worker
+// takes a column more than another.
+struct CombineSplit {
+  std::int64_t units = 0;
+  std::int64_t unit_elements = 0;
+  // Worker w's first unit and its count (zero: the worker is not run).
+  std::int64_t first(int worker) const { return units * worker / 6; }
+  std::int64_t count(int worker) const { return first(worker + 1) - first(worker); }
+};
+CombineSplit combine_split(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements);
+
 }  // namespace tilec::compiler

@@ -70,8 +70,9 @@ CombineShape cached_shape(const CombineVariant& variant) {
 
 double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements) {
   if (columns == 0 || column_elements == 0) return 0;
-  const std::int64_t busiest = (columns + 5) / 6;
-  const std::int64_t bundles = combine_worker_bundles(cached_shape(variant), busiest, column_elements / 8);
+  const CombineSplit split = combine_split(variant, columns, column_elements);
+  const std::int64_t busiest = (split.units + 5) / 6;
+  const std::int64_t bundles = combine_worker_bundles(cached_shape(variant), busiest, split.unit_elements / 8);
   return 6.0 * static_cast<double>(bundles) + kernel_costs().run_workers;
 }
 

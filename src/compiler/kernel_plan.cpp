@@ -1,6 +1,7 @@
 #include "compiler/kernel_plan.h"
 
 #include "compiler/attention_candidates.h"
+#include "compiler/combine_kernel.h"
 #include "compiler/cost_model.h"
 #include "compiler/group_exchanges.h"
 #include "compiler/merge_kernel.h"
@@ -98,18 +99,18 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
 void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
   CombineVariant variant = combine_variant(lir, task);
   task.kernel = library.combine(variant);
-  const std::uint32_t column_in = static_cast<std::uint32_t>(task.column_elements) * bytes_of(variant.input);
-  const std::uint32_t column_out = static_cast<std::uint32_t>(task.column_elements) * bytes_of(variant.output());
+  const CombineSplit split = combine_split(variant, task.columns, task.column_elements);
+  const std::uint32_t unit_in = static_cast<std::uint32_t>(split.unit_elements) * bytes_of(variant.input);
+  const std::uint32_t unit_out = static_cast<std::uint32_t>(split.unit_elements) * bytes_of(variant.output());
   for (int worker = 0; worker < kWorkers; ++worker) {
-    std::int64_t first = task.columns * worker / kWorkers, last = task.columns * (worker + 1) / kWorkers;
-    if (first == last) continue;
-    std::uint32_t skip = static_cast<std::uint32_t>(first);
+    if (split.count(worker) == 0) continue;
+    const auto skip = static_cast<std::uint32_t>(split.first(worker));
     std::vector<ArgumentWord> words{
-        ArgumentWord::value(static_cast<std::uint32_t>(last - first)),
-        ArgumentWord::value(static_cast<std::uint32_t>(task.column_elements / 8)),
-        ArgumentWord::address(task.output.plus(skip * column_out)),
+        ArgumentWord::value(static_cast<std::uint32_t>(split.count(worker))),
+        ArgumentWord::value(static_cast<std::uint32_t>(split.unit_elements / 8)),
+        ArgumentWord::address(task.output.plus(skip * unit_out)),
         task.bias.buffer >= 0 ? ArgumentWord::address(task.bias.plus(skip * 4)) : ArgumentWord::value(0)};
-    for (const Place& input : task.inputs) words.push_back(ArgumentWord::address(input.plus(skip * column_in)));
+    for (const Place& input : task.inputs) words.push_back(ArgumentWord::address(input.plus(skip * unit_in)));
     task.worker_arguments.push_back(std::move(words));
   }
 }

@@ -336,9 +336,10 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         choice.chunks = static_cast<int>(chunks);
         choice.step_choice = std::move(label.choice);
         choice.input_spread = label.input_spread;
-        double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks);
+        // A sync opens every exchange phase but one the run starts with.
+        double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks) - label.leading_exchange;
         choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +
-                                 std::max(0.0, syncs - 1) * options.machine.sync_cycles;
+                                 std::max(0.0, syncs) * options.machine.sync_cycles;
         // Host inputs and outputs live in per-chunk records.
         std::int64_t io = 0;
         io += label.input_bytes;

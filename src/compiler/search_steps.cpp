@@ -20,6 +20,7 @@ void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t
   if (from == to) return;
   const RearrangeCost cost = context.layouts.cost(from, to);
   if (!cost.needed()) return;
+  if (label.cycles == 0) label.leading_exchange = true;
   label.cycles += repeat * exchange_cycles(cost.elements_in * element, cost.elements_out * element, cost.transfers,
                                            context.options.machine, cost.patterned);
   label.exchanges += static_cast<int>(repeat);

@@ -99,6 +99,7 @@ class LayoutTable {
 struct Label {
   double cycles = 0;  // per chunk
   int exchanges = 0;  // exchange phases per chunk
+  bool leading_exchange = false;  // the first phase is an exchange: the run starts with it, no sync before
   std::int64_t weight_bytes = 0;
   std::int64_t record_bytes = 0;  // of weight_bytes, those of every repeat iteration
   std::int64_t moved_record_bytes = 0;  // of record_bytes, moved weights' pieces

@@ -113,21 +113,23 @@ TEST(KernelCost, CombineWorkersIssueTheModelsBundles) {
     std::vector<std::uint32_t> inputs;
     for (int i = 0; i < v.inputs; ++i) inputs.push_back(places.take(elements * in_bytes));
     std::uint32_t bias = places.take(static_cast<std::uint32_t>(columns) * 4), out = places.take(elements * out_bytes);
+    // The workers' shares as kernel_plan.cpp gives them (combine_split).
+    const CombineSplit split = combine_split(v, columns, column_elements);
+    const auto unit = static_cast<std::uint32_t>(split.unit_elements);
     KernelRun run{kernel, {}, {}, {}};
     for (int worker = 0; worker < 6; ++worker) {
-      auto first = static_cast<std::uint32_t>(columns * worker / 6), last = static_cast<std::uint32_t>(columns * (worker + 1) / 6);
-      std::vector<std::uint32_t> block{last - first, static_cast<std::uint32_t>(column_elements / 8),
-                                       out + first * static_cast<std::uint32_t>(column_elements) * out_bytes, bias + 4 * first};
-      for (std::uint32_t input : inputs) block.push_back(input + first * static_cast<std::uint32_t>(column_elements) * in_bytes);
+      const auto first = static_cast<std::uint32_t>(split.first(worker));
+      const auto count = static_cast<std::uint32_t>(split.count(worker));
+      std::vector<std::uint32_t> block{count, unit / 8, out + first * unit * out_bytes, bias + 4 * first};
+      for (std::uint32_t input : inputs) block.push_back(input + first * unit * in_bytes);
       run.blocks.push_back(std::move(block));
     }
     KernelResult result = harness.run(run);
     const CombineShape shape = combine_shape(v);
-    for (std::size_t worker = 0; worker < result.worker_cycles.size(); ++worker) {
-      const std::int64_t share = columns * static_cast<std::int64_t>(worker + 1) / 6 - columns * static_cast<std::int64_t>(worker) / 6;
-      EXPECT_EQ(worker_bundles(result.worker_cycles[worker]), combine_worker_bundles(shape, share, column_elements / 8))
+    for (std::size_t worker = 0; worker < result.worker_cycles.size(); ++worker)
+      EXPECT_EQ(worker_bundles(result.worker_cycles[worker]),
+                combine_worker_bundles(shape, split.count(static_cast<int>(worker)), split.unit_elements / 8))
           << kernel << " worker " << worker;
-    }
     const double model = combine_tile_cycles(v, columns, column_elements);
     const double simulated = static_cast<double>(result.stats.halt_cycle);
     std::cerr << v.inputs << " inputs, " << v.stages.size() << " stages: " << shape.bundles_per_8()
@@ -135,6 +137,25 @@ TEST(KernelCost, CombineWorkersIssueTheModelsBundles) {
               << simulated << "\n";
     EXPECT_NEAR(model / simulated, 1.0, 0.03) << kernel;
   }
+}
+
+// Seven columns of six panels: without a bias the workers take seven
+// panels each of the columns back to back; a bias loops per column, so
+// whole columns, and one worker takes two.
+TEST(KernelCost, CombineWorkersSharePanelsUnlessABiasLoopsPerColumn) {
+  const StorageType f16{ElementType::F16, 0};
+  const CombineSplit flat = combine_split(variant_of(2, f16, f16, {}), 7, 96);
+  const CombineStage bias{EpilogueOp::Kind::AddBias, graph::GeluApproximation::Tanh, f16};
+  const CombineSplit whole = combine_split(variant_of(2, f16, f16, {bias}), 7, 96);
+  EXPECT_EQ(flat.unit_elements, 16);
+  EXPECT_EQ(whole.unit_elements, 96);
+  for (int worker = 0; worker < 6; ++worker) {
+    EXPECT_EQ(flat.count(worker), 7);
+    EXPECT_EQ(whole.count(worker), worker == 5 ? 2 : 1);
+  }
+  // Columns that share evenly (or fewer than the workers) stay whole.
+  for (std::int64_t columns : {4, 6, 12})
+    EXPECT_EQ(combine_split(variant_of(2, f16, f16, {}), columns, 96).unit_elements, 96) << columns << " columns";
 }
 
 // Slots of statistics for a block of `panels` panels (any finite values:
