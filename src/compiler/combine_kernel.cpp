@@ -377,16 +377,54 @@ std::string combine_source(const std::string& name, const CombineVariant& varian
   return text;
 }
 
-CombineSplit combine_split(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements) {
-  const bool per_column = std::any_of(variant.stages.begin(), variant.stages.end(), [](const CombineStage& stage) {
-    return stage.kind == EpilogueOp::Kind::AddBias;
-  });
-  // Whole columns unless some worker would take more of them than another
-  // and more than one (fewer columns than workers: the runs are short, and
-  // more of them start later).
-  const bool even = columns <= 6 || columns % 6 == 0;
-  if (per_column || even || column_elements % 16 != 0) return CombineSplit{columns, column_elements};
-  return CombineSplit{columns * (column_elements / 16), 16};
+namespace {
+
+constexpr std::int64_t kCombineWorkers = 6;
+
+bool loops_per_column(const CombineVariant& variant) {
+  return std::any_of(variant.stages.begin(), variant.stages.end(),
+                     [](const CombineStage& stage) { return stage.kind == EpilogueOp::Kind::AddBias; });
+}
+
+// Whole columns leave some worker one more than another, and more than one.
+bool uneven(std::int64_t columns, std::int64_t column_elements) {
+  return columns > kCombineWorkers && columns % kCombineWorkers != 0 && column_elements % 16 == 0;
+}
+
+}  // namespace
+
+bool combine_loops_per_column(const CombineVariant& variant) { return loops_per_column(variant); }
+
+std::vector<CombineShare> combine_shares(const CombineVariant& variant, std::int64_t columns,
+                                         std::int64_t column_elements, bool rows_split) {
+  std::vector<CombineShare> shares(kCombineWorkers);
+  if (rows_split) {
+    // Workers spread over the columns; those on a column share its panels.
+    const std::int64_t panels = column_elements / 16;
+    for (std::int64_t worker = 0; worker < kCombineWorkers; ++worker) {
+      const std::int64_t column = worker * columns / kCombineWorkers;
+      std::int64_t first_worker = worker;
+      while (first_worker > 0 && (first_worker - 1) * columns / kCombineWorkers == column) --first_worker;
+      std::int64_t on_column = 0;
+      while (first_worker + on_column < kCombineWorkers &&
+             (first_worker + on_column) * columns / kCombineWorkers == column)
+        ++on_column;
+      const std::int64_t index = worker - first_worker;
+      const std::int64_t first = panels * index / on_column, last = panels * (index + 1) / on_column;
+      if (first == last) continue;
+      shares[worker] = CombineShare{1, 2 * (last - first), column * column_elements + 16 * first, column};
+    }
+    return shares;
+  }
+  const bool panels = !loops_per_column(variant) && uneven(columns, column_elements);
+  const std::int64_t units = panels ? columns * (column_elements / 16) : columns;
+  const std::int64_t unit_elements = panels ? 16 : column_elements;
+  for (std::int64_t worker = 0; worker < kCombineWorkers; ++worker) {
+    const std::int64_t first = units * worker / kCombineWorkers, last = units * (worker + 1) / kCombineWorkers;
+    if (first == last) continue;
+    shares[worker] = CombineShare{last - first, unit_elements / 8, first * unit_elements, first};
+  }
+  return shares;
 }
 
 std::int64_t combine_worker_bundles(const CombineShape& shape, std::int64_t columns, std::int64_t groups) {

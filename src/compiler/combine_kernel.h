@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tilec::compiler {
 
@@ -46,19 +47,26 @@ std::string combine_source(const std::string& name, const CombineVariant& varian
 // elements each (whole panels: `groups` even).
 std::int64_t combine_worker_bundles(const CombineShape& shape, std::int64_t columns, std::int64_t groups);
 
-// How the six workers share a combine over `columns` columns of
-// `column_elements` elements, each worker a run of `units` units of
-// `unit_elements`: whole columns where the kernel loops per column (a bias
-// stage) or where whole columns share evenly, else 16-element panels of
-// the columns back to back (one loop over them all), so that no worker
-// takes a column more than another.
-struct CombineSplit {
-  std::int64_t units = 0;
-  std::int64_t unit_elements = 0;
-  // Worker w's first unit and its count (zero: the worker is not run).
-  std::int64_t first(int worker) const { return units * worker / 6; }
-  std::int64_t count(int worker) const { return first(worker + 1) - first(worker); }
+// How the six workers share a combine run over `columns` columns of
+// `column_elements` elements (the columns back to back): whole columns, or
+// where whole columns would leave a worker one more than another,
+// - without a bias stage (one loop over every column) 16-element panels
+//   of all the columns, each worker a run of them;
+// - with one (the bias reloads per column), where it is faster
+//   (cost_model.h), two runs: whole columns, as many as share evenly, then
+//   the rest, each column's panels shared by the workers on it
+//   (`rows_split`).
+// A worker's share: `columns` columns of `groups` groups of 8 elements
+// from element `offset`, its bias from column `bias_column`.
+struct CombineShare {
+  std::int64_t columns = 0;
+  std::int64_t groups = 0;
+  std::int64_t offset = 0;
+  std::int64_t bias_column = 0;
 };
-CombineSplit combine_split(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements);
+std::vector<CombineShare> combine_shares(const CombineVariant& variant, std::int64_t columns,
+                                         std::int64_t column_elements, bool rows_split);
+// Whether the kernel loops per column (a bias stage reloads per column).
+bool combine_loops_per_column(const CombineVariant& variant);
 
 }  // namespace tilec::compiler

@@ -68,12 +68,34 @@ CombineShape cached_shape(const CombineVariant& variant) {
 
 }  // namespace
 
+namespace {
+
+double combine_run_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
+                          bool rows_split) {
+  if (columns == 0) return 0;
+  const CombineShape& shape = cached_shape(variant);
+  std::int64_t busiest = 0;
+  for (const CombineShare& share : combine_shares(variant, columns, column_elements, rows_split))
+    busiest = std::max(busiest, combine_worker_bundles(shape, share.columns, share.groups));
+  return 6.0 * static_cast<double>(busiest) + kernel_costs().run_workers;
+}
+
+}  // namespace
+
+std::int64_t combine_rows_split_columns(const CombineVariant& variant, std::int64_t columns,
+                                        std::int64_t column_elements) {
+  const std::int64_t rest = columns % 6;
+  if (!combine_loops_per_column(variant) || columns < 6 || rest == 0 || column_elements % 16 != 0) return 0;
+  const double split = combine_run_cycles(variant, columns - rest, column_elements, false) +
+                       combine_run_cycles(variant, rest, column_elements, true);
+  return split < combine_run_cycles(variant, columns, column_elements, false) ? rest : 0;
+}
+
 double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements) {
   if (columns == 0 || column_elements == 0) return 0;
-  const CombineSplit split = combine_split(variant, columns, column_elements);
-  const std::int64_t busiest = (split.units + 5) / 6;
-  const std::int64_t bundles = combine_worker_bundles(cached_shape(variant), busiest, split.unit_elements / 8);
-  return 6.0 * static_cast<double>(bundles) + kernel_costs().run_workers;
+  const std::int64_t rest = combine_rows_split_columns(variant, columns, column_elements);
+  return combine_run_cycles(variant, columns - rest, column_elements, false) +
+         combine_run_cycles(variant, rest, column_elements, true);
 }
 
 CombineVariant likely_combine_variant(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,

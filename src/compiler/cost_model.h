@@ -57,6 +57,11 @@ double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType o
 // (whole panels), split between six workers by columns as plan_kernels
 // splits it: the bundles its generated code issues (combine_kernel.h).
 double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements);
+// The columns of a combine with a bias that a second run takes, each
+// column's panels shared by its workers (combine_kernel.h), where the two
+// runs are faster than whole columns; else 0.
+std::int64_t combine_rows_split_columns(const CombineVariant& variant, std::int64_t columns,
+                                        std::int64_t column_elements);
 
 // The same from the planner's view of an elementwise pass that reads
 // `inputs` (each of `input_type`), applies `epilogue` and stores `output`:

@@ -99,18 +99,17 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
 void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
   CombineVariant variant = combine_variant(lir, task);
   task.kernel = library.combine(variant);
-  const CombineSplit split = combine_split(variant, task.columns, task.column_elements);
-  const std::uint32_t unit_in = static_cast<std::uint32_t>(split.unit_elements) * bytes_of(variant.input);
-  const std::uint32_t unit_out = static_cast<std::uint32_t>(split.unit_elements) * bytes_of(variant.output());
-  for (int worker = 0; worker < kWorkers; ++worker) {
-    if (split.count(worker) == 0) continue;
-    const auto skip = static_cast<std::uint32_t>(split.first(worker));
+  const std::uint32_t in_bytes = bytes_of(variant.input), out_bytes = bytes_of(variant.output());
+  for (const CombineShare& share : combine_shares(variant, task.columns, task.column_elements, task.rows_split)) {
+    if (share.columns == 0) continue;
+    const auto offset = static_cast<std::uint32_t>(share.offset);
     std::vector<ArgumentWord> words{
-        ArgumentWord::value(static_cast<std::uint32_t>(split.count(worker))),
-        ArgumentWord::value(static_cast<std::uint32_t>(split.unit_elements / 8)),
-        ArgumentWord::address(task.output.plus(skip * unit_out)),
-        task.bias.buffer >= 0 ? ArgumentWord::address(task.bias.plus(skip * 4)) : ArgumentWord::value(0)};
-    for (const Place& input : task.inputs) words.push_back(ArgumentWord::address(input.plus(skip * unit_in)));
+        ArgumentWord::value(static_cast<std::uint32_t>(share.columns)),
+        ArgumentWord::value(static_cast<std::uint32_t>(share.groups)),
+        ArgumentWord::address(task.output.plus(offset * out_bytes)),
+        task.bias.buffer >= 0 ? ArgumentWord::address(task.bias.plus(static_cast<std::uint32_t>(share.bias_column) * 4))
+                              : ArgumentWord::value(0)};
+    for (const Place& input : task.inputs) words.push_back(ArgumentWord::address(input.plus(offset * in_bytes)));
     task.worker_arguments.push_back(std::move(words));
   }
 }
@@ -420,9 +419,41 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   }
 }
 
+// A combine whose whole columns its workers would not share evenly while a
+// bias makes it loop per column runs as two tasks: the columns that share
+// evenly, then the rest with each column's panels shared (combine_kernel.h).
+void split_uneven_combines(Lir& lir) {
+  std::vector<Task> tasks;
+  tasks.reserve(lir.tasks.size());
+  for (Task& task : lir.tasks) {
+    std::int64_t rest = 0;
+    CombineVariant variant;
+    if (task.kind == TaskKind::Combine && !task.rows_split) {
+      variant = combine_variant(lir, task);
+      rest = combine_rows_split_columns(variant, task.columns, task.column_elements);
+    }
+    if (rest == 0) {
+      tasks.push_back(std::move(task));
+      continue;
+    }
+    const auto skip = static_cast<std::uint32_t>((task.columns - rest) * task.column_elements);
+    Task tail = task;
+    tail.rows_split = true;
+    tail.columns = rest;
+    for (Place& input : tail.inputs) input = input.plus(skip * bytes_of(variant.input));
+    tail.output = tail.output.plus(skip * bytes_of(variant.output()));
+    if (tail.bias.buffer >= 0) tail.bias = tail.bias.plus(static_cast<std::uint32_t>(task.columns - rest) * 4);
+    task.columns -= rest;
+    tasks.push_back(std::move(task));
+    tasks.push_back(std::move(tail));
+  }
+  lir.tasks = std::move(tasks);
+}
+
 }  // namespace
 
 void plan_kernels(Lir& lir, KernelLibrary& library) {
+  split_uneven_combines(lir);
   lir.tasks_of_tile.assign(static_cast<std::size_t>(lir.mid->groups.group_size), {});
   for (std::size_t index = 0; index < lir.tasks.size(); ++index)
     lir.tasks_of_tile[static_cast<std::size_t>(lir.tasks[index].tile)].push_back(static_cast<int>(index));

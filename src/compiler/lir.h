@@ -176,6 +176,9 @@ struct Task {
   // of passes: all but the last only sum into their first input (FP32, no
   // epilogue); the last applies the epilogue.
   bool partial_sum = false;
+  // A combine's second task: the columns its first task's workers would
+  // not share evenly, each column's panels shared (combine_kernel.h).
+  bool rows_split = false;
   Place bias;
   AttentionWork attention;
   std::int64_t columns = 0;

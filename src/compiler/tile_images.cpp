@@ -63,7 +63,7 @@ class Binder {
                                           first_value_of(activation)));
     for (const auto& [gemm, place] : lir_.op_weights) add_weight(result, gemm, place);
     for (const Task& task : lir_.tasks)
-      if (task.kind == TaskKind::Combine && task.bias.buffer >= 0) add_bias(result, task);
+      if (task.kind == TaskKind::Combine && task.bias.buffer >= 0 && !task.rows_split) add_bias(result, task);
     for (const auto& [op, place] : lir_.row_weights) add_layernorm_weights(result, op, place);
     for (const auto& [op, place] : lir_.tables) add_table(result, op, place);
     for (const auto& [name, activation] : chain.outputs)
