@@ -275,25 +275,37 @@ class Driver {
     dump("place_provisional_storage", [&] { return dump_lir(lir); });
     if (!fits(provisional, lir, plan, "provisional")) return std::nullopt;
     ExchangePlan exchanges = schedule(lir, machine, options_.loop_receives);
+    // Combines split for their workers (plan_kernels) take more code and
+    // argument blocks: a plan that fits only without the splits is built so.
+    const std::vector<Task> unsplit = lir.tasks;
     KernelLibrary library;
-    {
-      Span span("plan_kernels");
-      plan_kernels(lir, library);
-    }
-    dump("plan_kernels", [&] { return dump_lir(lir); });
-    isa::Object variants;
-    {
-      Span span("compile_kernels");
-      variants = compile_kernels(library);
-    }
-    dump("compile_kernels", [&] { return library.variant_source(); });
     isa::Image image;
-    {
-      Span span("link_runtime");
-      image = link_runtime({&runtime_, &variants}, machine);
+    MemoryMap map;
+    for (const bool split : {true, false}) {
+      lir.tasks = unsplit;
+      library = KernelLibrary();
+      bool any_split = false;
+      {
+        Span span("plan_kernels");
+        any_split = plan_kernels(lir, library, split);
+      }
+      dump("plan_kernels", [&] { return dump_lir(lir); });
+      isa::Object variants;
+      {
+        Span span("compile_kernels");
+        variants = compile_kernels(library);
+      }
+      dump("compile_kernels", [&] { return library.variant_source(); });
+      {
+        Span span("link_runtime");
+        image = link_runtime({&runtime_, &variants}, machine);
+      }
+      dump("link_runtime", [&] { return image_summary(image); });
+      map = place_code_and_storage(lir, exchanges, image, machine);
+      if (!any_split || fits_budget(map)) break;
+      log(fmt::format("{}: peak {} bytes with combines split for their workers; building it without", plan,
+                      map.peak_bytes(machine)));
     }
-    dump("link_runtime", [&] { return image_summary(image); });
-    MemoryMap map = place_code_and_storage(lir, exchanges, image, machine);
     if (!fits(map, lir, plan, "exact")) {
       // Receive runs in loops save code for a bundle of time each: a plan
       // that fits only so is built once no plan fits without them.

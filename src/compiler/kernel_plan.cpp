@@ -422,7 +422,8 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
 // A combine whose whole columns its workers would not share evenly while a
 // bias makes it loop per column runs as two tasks: the columns that share
 // evenly, then the rest with each column's panels shared (combine_kernel.h).
-void split_uneven_combines(Lir& lir) {
+bool split_uneven_combines(Lir& lir) {
+  bool split = false;
   std::vector<Task> tasks;
   tasks.reserve(lir.tasks.size());
   for (Task& task : lir.tasks) {
@@ -446,14 +447,16 @@ void split_uneven_combines(Lir& lir) {
     task.columns -= rest;
     tasks.push_back(std::move(task));
     tasks.push_back(std::move(tail));
+    split = true;
   }
   lir.tasks = std::move(tasks);
+  return split;
 }
 
 }  // namespace
 
-void plan_kernels(Lir& lir, KernelLibrary& library) {
-  split_uneven_combines(lir);
+bool plan_kernels(Lir& lir, KernelLibrary& library, bool split_combines) {
+  const bool split = split_combines && split_uneven_combines(lir);
   lir.tasks_of_tile.assign(static_cast<std::size_t>(lir.mid->groups.group_size), {});
   for (std::size_t index = 0; index < lir.tasks.size(); ++index)
     lir.tasks_of_tile[static_cast<std::size_t>(lir.tasks[index].tile)].push_back(static_cast<int>(index));
@@ -470,6 +473,7 @@ void plan_kernels(Lir& lir, KernelLibrary& library) {
       case TaskKind::RowApply: plan_row_apply(lir, task, library); break;
     }
   }
+  return split;
 }
 
 

@@ -5,8 +5,11 @@
 // Does: picks each task's kernel variant (registering it with the kernel
 // library) and splits its work between the six workers: GEMM tasks by
 // 16x16 output blocks (as evenly as whole blocks allow), combine tasks by
-// columns, row tasks by panels, attention tasks by query rows. Writes every worker's argument block as words; addresses stay
-// symbolic (places) until storage is placed.
+// columns or panels (with `split_combines`, a combine whose columns would
+// not share evenly may become two tasks: combine_kernel.h), row tasks by
+// panels, attention tasks by query rows. Writes every worker's argument
+// block as words; addresses stay symbolic (places) until storage is
+// placed.
 // Leaves for later: assembling the variants (compile_kernels), addresses
 // (place_storage), patching moving addresses (the supervisor code).
 #pragma once
@@ -18,7 +21,8 @@ namespace tilec::compiler {
 
 constexpr int kWorkers = 6;
 
-void plan_kernels(Lir& lir, KernelLibrary& library);
+// Returns whether it split any combine.
+bool plan_kernels(Lir& lir, KernelLibrary& library, bool split_combines);
 
 
 // Bytes of argument blocks the busiest tile needs.
