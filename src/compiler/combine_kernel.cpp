@@ -381,10 +381,7 @@ namespace {
 
 constexpr std::int64_t kCombineWorkers = 6;
 
-bool loops_per_column(const CombineVariant& variant) {
-  return std::any_of(variant.stages.begin(), variant.stages.end(),
-                     [](const CombineStage& stage) { return stage.kind == EpilogueOp::Kind::AddBias; });
-}
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Whole columns leave some worker one more than another, and more than one.
 bool uneven(std::int64_t columns, std::int64_t column_elements) {
@@ -393,22 +390,22 @@ bool uneven(std::int64_t columns, std::int64_t column_elements) {
 
 }  // namespace
 
-bool combine_loops_per_column(const CombineVariant& variant) { return loops_per_column(variant); }
+bool combine_loops_per_column(const CombineVariant& variant) {
+  return std::any_of(variant.stages.begin(), variant.stages.end(),
+                     [](const CombineStage& stage) { return stage.kind == EpilogueOp::Kind::AddBias; });
+}
 
-std::vector<CombineShare> combine_shares(const CombineVariant& variant, std::int64_t columns,
-                                         std::int64_t column_elements, bool rows_split) {
-  std::vector<CombineShare> shares(kCombineWorkers);
+CombineShares combine_shares(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
+                             bool rows_split) {
+  CombineShares shares{};
   if (rows_split) {
-    // Workers spread over the columns; those on a column share its panels.
+    // Worker w takes column w x columns / 6; the workers on a column share
+    // its panels.
     const std::int64_t panels = column_elements / 16;
     for (std::int64_t worker = 0; worker < kCombineWorkers; ++worker) {
       const std::int64_t column = worker * columns / kCombineWorkers;
-      std::int64_t first_worker = worker;
-      while (first_worker > 0 && (first_worker - 1) * columns / kCombineWorkers == column) --first_worker;
-      std::int64_t on_column = 0;
-      while (first_worker + on_column < kCombineWorkers &&
-             (first_worker + on_column) * columns / kCombineWorkers == column)
-        ++on_column;
+      const std::int64_t first_worker = ceil_div(column * kCombineWorkers, columns);
+      const std::int64_t on_column = ceil_div((column + 1) * kCombineWorkers, columns) - first_worker;
       const std::int64_t index = worker - first_worker;
       const std::int64_t first = panels * index / on_column, last = panels * (index + 1) / on_column;
       if (first == last) continue;
@@ -416,7 +413,7 @@ std::vector<CombineShare> combine_shares(const CombineVariant& variant, std::int
     }
     return shares;
   }
-  const bool panels = !loops_per_column(variant) && uneven(columns, column_elements);
+  const bool panels = !combine_loops_per_column(variant) && uneven(columns, column_elements);
   const std::int64_t units = panels ? columns * (column_elements / 16) : columns;
   const std::int64_t unit_elements = panels ? 16 : column_elements;
   for (std::int64_t worker = 0; worker < kCombineWorkers; ++worker) {

@@ -11,9 +11,9 @@
 #include "compiler/kernel_library.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace tilec::compiler {
 
@@ -64,8 +64,9 @@ struct CombineShare {
   std::int64_t offset = 0;
   std::int64_t bias_column = 0;
 };
-std::vector<CombineShare> combine_shares(const CombineVariant& variant, std::int64_t columns,
-                                         std::int64_t column_elements, bool rows_split);
+using CombineShares = std::array<CombineShare, 6>;  // a worker's each (none: zero columns)
+CombineShares combine_shares(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
+                             bool rows_split);
 // Whether the kernel loops per column (a bias stage reloads per column).
 bool combine_loops_per_column(const CombineVariant& variant);
 

@@ -66,10 +66,6 @@ CombineShape cached_shape(const CombineVariant& variant) {
   return it->second;
 }
 
-}  // namespace
-
-namespace {
-
 double combine_run_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
                           bool rows_split) {
   if (columns == 0) return 0;

@@ -337,7 +337,8 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         choice.step_choice = std::move(label.choice);
         choice.input_spread = label.input_spread;
         // A sync opens every exchange phase but one the run starts with.
-        double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks) - label.leading_exchange;
+        double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks) -
+                       (label.leading_exchange ? 1.0 : 0.0);
         choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +
                                  std::max(0.0, syncs) * options.machine.sync_cycles;
         // Host inputs and outputs live in per-chunk records.

@@ -105,7 +105,7 @@ TEST(KernelCost, CombineWorkersIssueTheModelsBundles) {
       variant_of(4, f32, f32, {{Kind::AddBias, tanh, f32}, {Kind::Gelu, tanh, f32}}, ElementType::F32)};
   // 40 columns of 4 panels, and 7 of 6: a bias's seventh column takes a run
   // of its own, its panels shared.
-  for (const auto [columns, panels] : {std::pair<std::int64_t, std::int64_t>{40, 4}, {7, 6}})
+  for (const auto& [columns, panels] : {std::pair<std::int64_t, std::int64_t>{40, 4}, {7, 6}})
   for (const CombineVariant& v : variants) {
     const std::int64_t column_elements = 16 * panels;
     KernelLibrary library;
@@ -127,7 +127,7 @@ TEST(KernelCost, CombineWorkersIssueTheModelsBundles) {
       const std::int64_t run_columns = rows_split ? rest : columns - rest;
       if (run_columns == 0) continue;
       const std::uint32_t skip = static_cast<std::uint32_t>(columns - run_columns);
-      const std::vector<CombineShare> shares = combine_shares(v, run_columns, column_elements, rows_split);
+      const CombineShares shares = combine_shares(v, run_columns, column_elements, rows_split);
       KernelRun run{kernel, {}, {}, {}};
       for (const CombineShare& share : shares) {
         const auto offset = static_cast<std::uint32_t>(skip * column_elements + share.offset);
@@ -166,9 +166,9 @@ TEST(KernelCost, CombineWorkersShareUnevenColumnsByPanels) {
   // 40 columns of 4 panels: the four left over would take a worker a column
   // in a second run, no faster than one whole column more.
   EXPECT_EQ(combine_rows_split_columns(biased, 40, 64), 0);
-  const std::vector<CombineShare> flat = combine_shares(plain, 7, 96, false);
-  const std::vector<CombineShare> whole = combine_shares(biased, 6, 96, false);
-  const std::vector<CombineShare> rows = combine_shares(biased, 1, 96, true);
+  const CombineShares flat = combine_shares(plain, 7, 96, false);
+  const CombineShares whole = combine_shares(biased, 6, 96, false);
+  const CombineShares rows = combine_shares(biased, 1, 96, true);
   for (std::size_t worker = 0; worker < 6; ++worker) {
     EXPECT_EQ(flat[worker].columns * flat[worker].groups, 14);  // seven panels
     EXPECT_EQ(flat[worker].offset, 112 * static_cast<std::int64_t>(worker));
@@ -180,7 +180,7 @@ TEST(KernelCost, CombineWorkersShareUnevenColumnsByPanels) {
     EXPECT_EQ(rows[worker].bias_column, 0);
   }
   // Two columns of three panels: three workers on each, a panel each.
-  const std::vector<CombineShare> two = combine_shares(biased, 2, 48, true);
+  const CombineShares two = combine_shares(biased, 2, 48, true);
   for (std::size_t worker = 0; worker < 6; ++worker) {
     EXPECT_EQ(two[worker].bias_column, worker < 3 ? 0 : 1);
     EXPECT_EQ(two[worker].offset, 48 * (worker < 3 ? 0 : 1) + 16 * static_cast<std::int64_t>(worker % 3));
