@@ -379,13 +379,11 @@ std::string combine_source(const std::string& name, const CombineVariant& varian
 
 namespace {
 
-constexpr std::int64_t kCombineWorkers = 6;
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Whole columns leave some worker one more than another, and more than one.
 bool uneven(std::int64_t columns, std::int64_t column_elements) {
-  return columns > kCombineWorkers && columns % kCombineWorkers != 0 && column_elements % 16 == 0;
+  return columns > kWorkers && columns % kWorkers != 0 && column_elements % 16 == 0;
 }
 
 }  // namespace
@@ -402,10 +400,10 @@ CombineShares combine_shares(const CombineVariant& variant, std::int64_t columns
     // Worker w takes column w x columns / 6; the workers on a column share
     // its panels.
     const std::int64_t panels = column_elements / 16;
-    for (std::int64_t worker = 0; worker < kCombineWorkers; ++worker) {
-      const std::int64_t column = worker * columns / kCombineWorkers;
-      const std::int64_t first_worker = ceil_div(column * kCombineWorkers, columns);
-      const std::int64_t on_column = ceil_div((column + 1) * kCombineWorkers, columns) - first_worker;
+    for (std::int64_t worker = 0; worker < kWorkers; ++worker) {
+      const std::int64_t column = worker * columns / kWorkers;
+      const std::int64_t first_worker = ceil_div(column * kWorkers, columns);
+      const std::int64_t on_column = ceil_div((column + 1) * kWorkers, columns) - first_worker;
       const std::int64_t index = worker - first_worker;
       const std::int64_t first = panels * index / on_column, last = panels * (index + 1) / on_column;
       if (first == last) continue;
@@ -416,8 +414,8 @@ CombineShares combine_shares(const CombineVariant& variant, std::int64_t columns
   const bool panels = !combine_loops_per_column(variant) && uneven(columns, column_elements);
   const std::int64_t units = panels ? columns * (column_elements / 16) : columns;
   const std::int64_t unit_elements = panels ? 16 : column_elements;
-  for (std::int64_t worker = 0; worker < kCombineWorkers; ++worker) {
-    const std::int64_t first = units * worker / kCombineWorkers, last = units * (worker + 1) / kCombineWorkers;
+  for (std::int64_t worker = 0; worker < kWorkers; ++worker) {
+    const std::int64_t first = units * worker / kWorkers, last = units * (worker + 1) / kWorkers;
     if (first == last) continue;
     shares[worker] = CombineShare{last - first, unit_elements / 8, first * unit_elements, first};
   }

@@ -64,7 +64,7 @@ struct CombineShare {
   std::int64_t offset = 0;
   std::int64_t bias_column = 0;
 };
-using CombineShares = std::array<CombineShare, 6>;  // a worker's each (none: zero columns)
+using CombineShares = std::array<CombineShare, kWorkers>;  // a worker's each (none: zero columns)
 CombineShares combine_shares(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
                              bool rows_split);
 // Whether the kernel loops per column (a bias stage reloads per column).

@@ -80,8 +80,8 @@ double combine_run_cycles(const CombineVariant& variant, std::int64_t columns, s
 
 std::int64_t combine_rows_split_columns(const CombineVariant& variant, std::int64_t columns,
                                         std::int64_t column_elements) {
-  const std::int64_t rest = columns % 6;
-  if (!combine_loops_per_column(variant) || columns < 6 || rest == 0 || column_elements % 16 != 0) return 0;
+  const std::int64_t rest = columns % kWorkers;
+  if (!combine_loops_per_column(variant) || columns < kWorkers || rest == 0 || column_elements % 16 != 0) return 0;
   const double split = combine_run_cycles(variant, columns - rest, column_elements, false) +
                        combine_run_cycles(variant, rest, column_elements, true);
   return split < combine_run_cycles(variant, columns, column_elements, false) ? rest : 0;

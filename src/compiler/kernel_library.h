@@ -91,6 +91,9 @@ struct CombineVariant {
 
 constexpr int kMaxCombineInputs = 8;
 
+// The worker contexts a tile runs kernels on (MachineModel::worker_contexts).
+constexpr int kWorkers = 6;
+
 // What a row kernel computes: whole rows (kernels/layernorm.S, softmax.S),
 // or one of the kernels of rows split over several tiles' columns
 // (kernels/row_stats.S, row_apply.S, row_merge.S; docs/kernels.md,

@@ -443,7 +443,7 @@ bool split_uneven_combines(Lir& lir) {
     tail.columns = rest;
     for (Place& input : tail.inputs) input = input.plus(skip * bytes_of(variant.input));
     tail.output = tail.output.plus(skip * bytes_of(variant.output()));
-    if (tail.bias.buffer >= 0) tail.bias = tail.bias.plus(static_cast<std::uint32_t>(task.columns - rest) * 4);
+    tail.bias = tail.bias.plus(static_cast<std::uint32_t>(task.columns - rest) * 4);  // a bias: why it loops per column
     task.columns -= rest;
     tasks.push_back(std::move(task));
     tasks.push_back(std::move(tail));

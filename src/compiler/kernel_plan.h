@@ -19,8 +19,6 @@
 
 namespace tilec::compiler {
 
-constexpr int kWorkers = 6;
-
 // Returns whether it split any combine.
 bool plan_kernels(Lir& lir, KernelLibrary& library, bool split_combines);
 
