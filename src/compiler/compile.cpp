@@ -224,6 +224,40 @@ class Driver {
     return map;
   }
 
+  // Stages plan_kernels through place_storage, which change the Lir's tasks
+  // and buffer addresses.
+  struct KernelBuild {
+    KernelLibrary library;
+    isa::Image image;
+    MemoryMap map;
+  };
+  struct LirKernelState {
+    std::vector<Task> tasks;
+    std::vector<std::vector<int>> tasks_of_tile;
+    std::vector<Buffer> buffers;
+  };
+  KernelBuild build_kernels(Lir& lir, const ExchangePlan& exchanges, const MachineModel& machine, bool split) {
+    KernelBuild build;
+    {
+      Span span("plan_kernels");
+      plan_kernels(lir, build.library, split);
+    }
+    dump("plan_kernels", [&] { return dump_lir(lir); });
+    isa::Object variants;
+    {
+      Span span("compile_kernels");
+      variants = compile_kernels(build.library);
+    }
+    dump("compile_kernels", [&] { return build.library.variant_source(); });
+    {
+      Span span("link_runtime");
+      build.image = link_runtime({&runtime_, &variants}, machine);
+    }
+    dump("link_runtime", [&] { return image_summary(build.image); });
+    build.map = place_code_and_storage(lir, exchanges, build.image, machine);
+    return build;
+  }
+
   void log(std::string line) { log_.push_back(std::move(line)); }
 
   // Keeps the text of `make()` when `stage` is the one to dump (the last
@@ -233,11 +267,11 @@ class Driver {
     if (options_.dump_after == stage) dump_ = make();
   }
 
-  bool fits(const MemoryMap& map, const Lir& lir, const std::string& plan, const char* when) {
+  bool fits(const MemoryMap& map, const Lir& lir, const std::string& plan, std::int64_t estimate, const char* when) {
     const std::uint32_t peak = map.peak_bytes(options_.machine);
     if (map.fits_classes && peak <= options_.budget()) return true;
     std::string why = map.fits_classes ? fmt::format("{} bytes over the budget", peak - options_.budget()) : map.overflow;
-    log(fmt::format("rejected ({}): {}: peak {} bytes: {}", when, plan, peak, why));
+    log(fmt::format("rejected ({}): {}: peak {} bytes (estimated {}): {}", when, plan, peak, estimate, why));
     last_rejected_peak_ = peak;
     if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, plan, memory_contributors(lir, map, 4), why};
     return false;
@@ -273,40 +307,32 @@ class Driver {
       provisional = place_storage(lir, kLibraryEstimate, supervisor_estimate(lir), argument_estimate(lir), machine);
     }
     dump("place_provisional_storage", [&] { return dump_lir(lir); });
-    if (!fits(provisional, lir, plan, "provisional")) return std::nullopt;
+    if (!fits(provisional, lir, plan, choice.estimate.peak_bytes, "provisional")) return std::nullopt;
     ExchangePlan exchanges = schedule(lir, machine, options_.loop_receives);
-    // Combines split for their workers (plan_kernels) take more code and
-    // argument blocks: a plan that fits only without the splits is built so.
+    // Combines split for their workers (plan_kernels) only add code and
+    // argument blocks: a plan is built without the splits first, and with
+    // them only once it fits so, keeping them where they fit too.
     const std::vector<Task> unsplit = lir.tasks;
-    KernelLibrary library;
-    isa::Image image;
-    MemoryMap map;
-    for (const bool split : {true, false}) {
+    const bool splits = splits_combines(lir);
+    KernelBuild build = build_kernels(lir, exchanges, machine, false);
+    if (splits && fits_budget(build.map)) {
+      LirKernelState without{std::move(lir.tasks), std::move(lir.tasks_of_tile), lir.buffers};
       lir.tasks = unsplit;
-      library = KernelLibrary();
-      bool any_split = false;
-      {
-        Span span("plan_kernels");
-        any_split = plan_kernels(lir, library, split);
+      KernelBuild split = build_kernels(lir, exchanges, machine, true);
+      if (fits_budget(split.map)) {
+        build = std::move(split);
+      } else {
+        log(fmt::format("{}: peak {} bytes with combines split for their workers; built without", plan,
+                        split.map.peak_bytes(machine)));
+        lir.tasks = std::move(without.tasks);
+        lir.tasks_of_tile = std::move(without.tasks_of_tile);
+        lir.buffers = std::move(without.buffers);
       }
-      dump("plan_kernels", [&] { return dump_lir(lir); });
-      isa::Object variants;
-      {
-        Span span("compile_kernels");
-        variants = compile_kernels(library);
-      }
-      dump("compile_kernels", [&] { return library.variant_source(); });
-      {
-        Span span("link_runtime");
-        image = link_runtime({&runtime_, &variants}, machine);
-      }
-      dump("link_runtime", [&] { return image_summary(image); });
-      map = place_code_and_storage(lir, exchanges, image, machine);
-      if (!any_split || fits_budget(map)) break;
-      log(fmt::format("{}: peak {} bytes with combines split for their workers; building it without", plan,
-                      map.peak_bytes(machine)));
     }
-    if (!fits(map, lir, plan, "exact")) {
+    const KernelLibrary& library = build.library;
+    const isa::Image& image = build.image;
+    const MemoryMap& map = build.map;
+    if (!fits(map, lir, plan, choice.estimate.peak_bytes, "exact")) {
       // Receive runs in loops save code for a bundle of time each: a plan
       // that fits only so is built once no plan fits without them.
       if (!exchanges.loop_receives && !fits_with_loops_ &&

@@ -422,17 +422,20 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
 // A combine whose whole columns its workers would not share evenly while a
 // bias makes it loop per column runs as two tasks: the columns that share
 // evenly, then the rest with each column's panels shared (combine_kernel.h).
+// The columns of a task that run as a second task (0: none), with its variant.
+std::int64_t uneven_columns(const Lir& lir, const Task& task, CombineVariant& variant) {
+  if (task.kind != TaskKind::Combine || task.rows_split) return 0;
+  variant = combine_variant(lir, task);
+  return combine_rows_split_columns(variant, task.columns, task.column_elements);
+}
+
 bool split_uneven_combines(Lir& lir) {
   bool split = false;
   std::vector<Task> tasks;
   tasks.reserve(lir.tasks.size());
   for (Task& task : lir.tasks) {
-    std::int64_t rest = 0;
     CombineVariant variant;
-    if (task.kind == TaskKind::Combine && !task.rows_split) {
-      variant = combine_variant(lir, task);
-      rest = combine_rows_split_columns(variant, task.columns, task.column_elements);
-    }
+    const std::int64_t rest = uneven_columns(lir, task, variant);
     if (rest == 0) {
       tasks.push_back(std::move(task));
       continue;
@@ -454,6 +457,12 @@ bool split_uneven_combines(Lir& lir) {
 }
 
 }  // namespace
+
+bool splits_combines(const Lir& lir) {
+  CombineVariant variant;
+  return std::any_of(lir.tasks.begin(), lir.tasks.end(),
+                     [&](const Task& task) { return uneven_columns(lir, task, variant) > 0; });
+}
 
 bool plan_kernels(Lir& lir, KernelLibrary& library, bool split_combines) {
   const bool split = split_combines && split_uneven_combines(lir);

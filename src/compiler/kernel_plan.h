@@ -19,6 +19,9 @@
 
 namespace tilec::compiler {
 
+// Whether plan_kernels, splitting combines, would split any.
+bool splits_combines(const Lir& lir);
+
 // Returns whether it split any combine.
 bool plan_kernels(Lir& lir, KernelLibrary& library, bool split_combines);
 

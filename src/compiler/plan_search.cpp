@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <tuple>
 
@@ -33,11 +35,18 @@ void insert_label(std::vector<Label>& front, Label label) {
   std::erase_if(front, [&](const Label& existing) { return label.dominates(existing); });
   front.push_back(std::move(label));
   if (front.size() <= kLabelsPerState) return;
-  std::sort(front.begin(), front.end(),
-            [](const Label& a, const Label& b) { return label_bytes(a) < label_bytes(b); });
-  std::sort(front.begin() + kSmallestLabels, front.end(),
-            [](const Label& a, const Label& b) { return a.cycles < b.cycles; });
-  front.resize(kLabelsPerState);
+  // The smallest by bytes first, then the rest by cycles, both stable;
+  // sorted as indices, so each label moves once.
+  std::array<std::size_t, kLabelsPerState + 1> order;
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return label_bytes(front[a]) < label_bytes(front[b]); });
+  std::stable_sort(order.begin() + kSmallestLabels, order.end(),
+                   [&](std::size_t a, std::size_t b) { return front[a].cycles < front[b].cycles; });
+  std::vector<Label> kept;
+  kept.reserve(kLabelsPerState + 1);
+  for (std::size_t position = 0; position < kLabelsPerState; ++position) kept.push_back(std::move(front[order[position]]));
+  front = std::move(kept);
 }
 
 // Layouts (ids) a repeat's carried value may take inside the loop: the
@@ -89,6 +98,18 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
   for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
     const Step& step = chain.steps[index];
     std::map<State, std::vector<Label>> next;
+    // Layout ids that depend on the step and candidate alone, asked of the
+    // table once each: the first label asks them in the order it always did
+    // (ids number layouts in the order first asked for), the rest reuse them.
+    auto memo = [&](int& id, auto make) {
+      if (id < 0) id = layouts.id(make());
+      return id;
+    };
+    const std::size_t row_count = context.row_candidates.count(index) ? context.row_candidates.at(index).size() : 0;
+    std::vector<int> row_output_ids(row_count, -1);
+    std::vector<std::array<int, std::size(kInputSpreads)>> row_stored_ids(row_count);
+    for (auto& ids : row_stored_ids) ids.fill(-1);
+    int host_spread_id = -1;
     for (auto& [state, labels] : states) {
       const int entry = state.second;
       for (const Label& label : labels) {
@@ -125,9 +146,9 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
         } else if (step.kind == StepKind::Map) {
           // A map on a host input keeps it spread over the group in
           // 16-column parts; its other input comes to its layout.
-          const int at = from >= 0 ? from
-                                   : layouts.id(spread_layout(context.panels(step.input), chain.activations[step.input].cols,
-                                                              context.group_size));
+          const int at = from >= 0 ? from : memo(host_spread_id, [&] {
+            return spread_layout(context.panels(step.input), chain.activations[step.input].cols, context.group_size);
+          });
           bool enters_region = chain.repeat && index < chain.repeat->first_step &&
                                step.name == chain.repeat->name + ".enter";
           if (enters_region) {
@@ -174,7 +195,8 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           const std::vector<RowCandidate>& row_options = context.row_candidates.at(index);
           for (int c : context.row_kept.at(index)) {
             const RowCandidate& candidate = row_options[static_cast<std::size_t>(c)];
-            const int output = layouts.id(row_output_layout(candidate, context.panels(step.input), cols));
+            const int output = memo(row_output_ids[static_cast<std::size_t>(c)],
+                                    [&] { return row_output_layout(candidate, context.panels(step.input), cols); });
             Label grown = label;
             grown.choice[index] = c;
             if (from >= 0) {
@@ -185,11 +207,13 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
             // An undecided host input is bound stored once in the layout
             // the step reads.
             const Activation& input = chain.activations[static_cast<std::size_t>(step.input)];
-            const Layout wanted = row_input_layout(candidate, context.panels(step.input), input.cols);
-            for (int spread : kInputSpreads) {
+            for (std::size_t position = 0; position < std::size(kInputSpreads); ++position) {
+              const int spread = kInputSpreads[position];
               Label bound = grown;
               bound.input_spread = spread;
-              const int stored = layouts.id(stored_once(wanted, spread));
+              const int stored = memo(row_stored_ids[static_cast<std::size_t>(c)][position], [&] {
+                return stored_once(row_input_layout(candidate, context.panels(step.input), input.cols), spread);
+              });
               bound.input_bytes = layouts.piece_elements(stored) * context.chunks * storage_bytes(input.storage);
               add_row_step(context, index, stored, candidate, bound);
               continue_with(output, entry, std::move(bound));
@@ -372,10 +396,13 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         }
         if (!part.smallest || choice.estimate.peak_bytes < part.smallest->estimate.peak_bytes)
           part.smallest = choice;
-        // Staged weights fill standard memory to the byte, so a staged
-        // plan's estimate (standard memory plus its data) already says
-        // whether its data fit; the driver weighs it like any other.
-        if ((!choice.staged_weights && data > options.machine.interleaved.bytes()) ||
+        // Data that cannot be staged must fit interleaved memory. Staged
+        // weights fill standard memory to the byte, so a staged plan's
+        // estimate (standard memory plus its data) is weighed like any
+        // other, its data held as the driver's first attempts are: at most
+        // a quarter over what interleaved memory holds.
+        const std::int64_t interleaved = options.machine.interleaved.bytes();
+        if (data > (choice.staged_weights ? AttemptOrder::plain_limit(interleaved) : interleaved) ||
             code > options.machine.standard.bytes())
           continue;
         fits |= choice.estimate.peak_bytes <= options.budget();

@@ -37,7 +37,7 @@ TEST(CombineSplit, APlanThatFitsOnlyWithoutItsSplitsIsBuiltWithoutThem) {
 
   options.budget_bytes = split.compiled.peak_bytes - 1;
   const Outcome unsplit = compile_and_run(split_mlp(), options);
-  EXPECT_TRUE(logged(unsplit.compiled, "with combines split for their workers; building it without"));
+  EXPECT_TRUE(logged(unsplit.compiled, "with combines split for their workers; built without"));
   EXPECT_EQ(unsplit.compiled.plan, split.compiled.plan);
   EXPECT_LT(unsplit.compiled.peak_bytes, split.compiled.peak_bytes);
   EXPECT_EQ(unsplit.differing, 0);
