@@ -249,6 +249,123 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
   return finals;
 }
 
+// One chunk size's plans, searched with a layout table of its own (so
+// chunk sizes may be searched at once).
+struct ChunkSizePlans {
+  bool searched = false;  // false: no plan of this size could be built
+  bool fits = false;      // some plan's estimate fits the budget
+  std::vector<PlanChoice> plans;
+  std::optional<PlanChoice> smallest;
+  int considered = 0;
+};
+
+struct ChunkSize {
+  std::int64_t chunks;
+  std::int64_t chunk_panels;
+};
+
+ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candidates, const CompileOptions& options,
+                                 const std::map<int, std::vector<RowCandidate>>& row_options,
+                                 const std::map<int, std::vector<AttentionCandidate>>& attention_options,
+                                 int group_size, int groups, std::int64_t iterations, ChunkSize size, bool finest,
+                                 std::int64_t library_code_bytes) {
+  const auto [chunks, chunk_panels] = size;
+  ChunkSizePlans result;
+  LayoutTable layouts;
+  std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
+  std::map<int, std::vector<int>> row_kept, attention_kept;
+  std::map<int, std::map<int, AttentionLayoutIds>> attention_layouts;
+  SearchContext context{layouts,        candidate_layouts, row_options, row_kept,   attention_options,
+                        attention_kept, attention_layouts, chain,       candidates, options,
+                        group_size,     chunk_panels,      chunks,      iterations};
+  // A chunk size whose every plan the driver would not build is not
+  // searched, unless it is the finest (the diagnostic's smallest plan).
+  if (!options.chunks && !finest &&
+      data_floor(context) > AttemptOrder::plain_limit(options.budget()))
+    return result;
+  result.searched = true;
+  for (const auto& [step, list] : row_options) row_kept[step] = keep_row_candidates(context, step);
+  for (const auto& [step, list] : attention_options) {
+    attention_kept[step] = keep_attention_candidates(context, step);
+    for (int c : attention_kept[step]) {
+      const AttentionShape shape = attention_shape(context, chain.steps[static_cast<std::size_t>(step)],
+                                                   list[static_cast<std::size_t>(c)]);
+      attention_layouts[step][c] = AttentionLayoutIds{layouts.id(shape.q_layout()), layouts.id(shape.k_layout()),
+                                                      layouts.id(shape.v_layout()),
+                                                      layouts.id(shape.output_layout())};
+    }
+  }
+  for (const auto& [step, by_size] : candidates.by_step) {
+    std::vector<CandidateLayouts>& list = candidate_layouts[step];
+    list.resize(by_size.at(group_size).size());
+    for (int c : keep_candidates(context, step)) {
+      const GemmGrid grid = gemm_grid(by_size.at(group_size)[static_cast<std::size_t>(c)],
+                                      context.panels(chain.steps[static_cast<std::size_t>(step)].input));
+      const Layout input = gemm_input_layout(grid);
+      CandidateLayouts& ids = list[static_cast<std::size_t>(c)];
+      ids = CandidateLayouts{true, layouts.id(input), layouts.id(gemm_output_layout(grid)), {}};
+      for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(input, spread)));
+    }
+  }
+  for (Label& label : run_program(context, layouts)) {
+    ++result.considered;
+    PlanChoice choice;
+    choice.group_size = group_size;
+    choice.groups = groups;
+    choice.chunks = static_cast<int>(chunks);
+    choice.step_choice = std::move(label.choice);
+    choice.input_spread = label.input_spread;
+    // A sync opens every exchange phase but one the run starts with.
+    double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks) -
+                   (label.leading_exchange ? 1.0 : 0.0);
+    choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +
+                             std::max(0.0, syncs) * options.machine.sync_cycles;
+    // Host inputs and outputs live in per-chunk records.
+    std::int64_t io = 0;
+    io += label.input_bytes;
+    for (const auto& [name, activation] : chain.outputs)
+      io += label.output_elements * chunks * storage_bytes(chain.activations[activation].storage);
+    std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
+    std::int64_t data = label.weight_bytes + label.activation_peak + io;
+    choice.estimate.peak_bytes = code + data;
+    // Data lives in interleaved memory (128-bit loads), code in standard;
+    // where the data does not fit, standard memory may hold iterations'
+    // weights, whose slices kernels read are copied to interleaved
+    // memory when their turn comes.
+    if (data > options.machine.interleaved.bytes() && label.record_bytes > 0 && iterations > 1) {
+      // The working copy holds what kernels read; moved weights' pieces
+      // are sent from the record (each tile's own to itself as well).
+      const std::int64_t stride = ceil_div(label.record_bytes, iterations);
+      const std::int64_t copied = ceil_div(label.record_bytes - label.moved_record_bytes, iterations);
+      const std::int64_t free = std::max<std::int64_t>(0, options.machine.standard.bytes() - code);
+      const std::int64_t in_standard = std::min(label.record_bytes, free / 16 * 16);
+      if (in_standard > 0) {
+        choice.staged_weights = true;
+        data += copied - in_standard;
+        choice.estimate.peak_bytes = options.machine.standard.bytes() + data;
+        // Each iteration's first exchange also copies, and the gathers
+        // also bring each tile its own pieces: the stride at 4 bytes a
+        // cycle.
+        choice.estimate.cycles += static_cast<double>(iterations * chunks) * static_cast<double>(stride) / 4;
+      }
+    }
+    if (!result.smallest || choice.estimate.peak_bytes < result.smallest->estimate.peak_bytes)
+      result.smallest = choice;
+    // Data that cannot be staged must fit interleaved memory. Staged
+    // weights fill standard memory to the byte, so a staged plan's
+    // estimate (standard memory plus its data) is weighed like any
+    // other, its data held as the driver's first attempts are: at most
+    // a quarter over what interleaved memory holds.
+    const std::int64_t interleaved = options.machine.interleaved.bytes();
+    if (data > (choice.staged_weights ? AttemptOrder::plain_limit(interleaved) : interleaved) ||
+        code > options.machine.standard.bytes())
+      continue;
+    result.fits |= choice.estimate.peak_bytes <= options.budget();
+    result.plans.push_back(std::move(choice));
+  }
+  return result;
+}
+
 }  // namespace
 
 std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candidates) const {
@@ -298,7 +415,6 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     GroupSizePlans& part = parts[position];
     int groups = tiles / group_size;
     std::int64_t units_per_group = ceil_div(units, groups);
-    LayoutTable layouts;
     std::map<int, std::vector<RowCandidate>> row_options;
     std::map<int, std::vector<AttentionCandidate>> attention_options;
     for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
@@ -307,108 +423,36 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         row_options[index] = row_candidates(chain.activations[static_cast<std::size_t>(step.output)].cols, group_size);
       if (step.kind == StepKind::Attention) attention_options[index] = attention_candidates(chain, step, group_size);
     }
-    std::int64_t previous_panels = -1;
+    // The chunk sizes in order, each a different number of panels.
+    std::vector<ChunkSize> sizes;
+    for (std::int64_t chunks = 1; chunks <= units_per_group; ++chunks) {
+      if (options.chunks && chunks != *options.chunks) continue;
+      const std::int64_t chunk_panels = ceil_div(units_per_group, chunks) * unit;
+      if (sizes.empty() || sizes.back().chunk_panels != chunk_panels) sizes.push_back({chunks, chunk_panels});
+    }
     // More chunks only save memory, at the cost of cycles: once a chunk
     // count fits the budget, two more are kept in reserve (the exact memory
-    // may be larger than estimated) and the rest are not tried.
+    // may be larger than estimated) and the rest are not searched. Sizes
+    // are searched two at a time until one fits, then as many as are still
+    // kept, so none is searched that would not be kept.
     int fitting = 0;
-    for (std::int64_t chunks = 1; chunks <= units_per_group && fitting < 3; ++chunks) {
-      if (options.chunks && chunks != *options.chunks) continue;
-      std::int64_t chunk_panels = ceil_div(units_per_group, chunks) * unit;
-      if (chunk_panels == previous_panels) continue;
-      previous_panels = chunk_panels;
-      bool fits = false;
-      std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
-      std::map<int, std::vector<int>> row_kept, attention_kept;
-      std::map<int, std::map<int, AttentionLayoutIds>> attention_layouts;
-      SearchContext context{layouts,        candidate_layouts, row_options, row_kept,   attention_options,
-                            attention_kept, attention_layouts, chain,       candidates, options,
-                            group_size,     chunk_panels,      chunks,      iterations};
-      // A chunk size whose every plan the driver would not build is not
-      // searched, unless it is the finest (the diagnostic's smallest plan).
-      if (!options.chunks && chunks < units_per_group &&
-          data_floor(context) > AttemptOrder::plain_limit(options.budget()))
-        continue;
-      for (const auto& [step, list] : row_options) row_kept[step] = keep_row_candidates(context, step);
-      for (const auto& [step, list] : attention_options) {
-        attention_kept[step] = keep_attention_candidates(context, step);
-        for (int c : attention_kept[step]) {
-          const AttentionShape shape = attention_shape(context, chain.steps[static_cast<std::size_t>(step)],
-                                                       list[static_cast<std::size_t>(c)]);
-          attention_layouts[step][c] = AttentionLayoutIds{layouts.id(shape.q_layout()), layouts.id(shape.k_layout()),
-                                                          layouts.id(shape.v_layout()),
-                                                          layouts.id(shape.output_layout())};
-        }
+    for (std::size_t next = 0; next < sizes.size() && fitting < 3;) {
+      const std::size_t wave = std::min<std::size_t>(sizes.size() - next, fitting > 0 ? 3 - fitting : 2);
+      std::vector<ChunkSizePlans> results(wave);
+      parallel_for(0, wave, [&](std::size_t i) {
+        const ChunkSize size = sizes[next + i];
+        results[i] = search_chunk_size(chain, candidates, options, row_options, attention_options, group_size, groups,
+                                       iterations, size, size.chunks == units_per_group, library_code_bytes);
+      });
+      next += wave;
+      for (ChunkSizePlans& result : results) {
+        if (!result.searched) continue;
+        part.considered += result.considered;
+        if (result.smallest && (!part.smallest || result.smallest->estimate.peak_bytes < part.smallest->estimate.peak_bytes))
+          part.smallest = std::move(result.smallest);
+        for (PlanChoice& choice : result.plans) part.plans.push_back(std::move(choice));
+        if (result.fits || fitting > 0) ++fitting;
       }
-      for (const auto& [step, by_size] : candidates.by_step) {
-        std::vector<CandidateLayouts>& list = candidate_layouts[step];
-        list.resize(by_size.at(group_size).size());
-        for (int c : keep_candidates(context, step)) {
-          const GemmGrid grid = gemm_grid(by_size.at(group_size)[static_cast<std::size_t>(c)],
-                                          context.panels(chain.steps[static_cast<std::size_t>(step)].input));
-          const Layout input = gemm_input_layout(grid);
-          CandidateLayouts& ids = list[static_cast<std::size_t>(c)];
-          ids = CandidateLayouts{true, layouts.id(input), layouts.id(gemm_output_layout(grid)), {}};
-          for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(input, spread)));
-        }
-      }
-      for (Label& label : run_program(context, layouts)) {
-        ++part.considered;
-        PlanChoice choice;
-        choice.group_size = group_size;
-        choice.groups = groups;
-        choice.chunks = static_cast<int>(chunks);
-        choice.step_choice = std::move(label.choice);
-        choice.input_spread = label.input_spread;
-        // A sync opens every exchange phase but one the run starts with.
-        double syncs = static_cast<double>(label.exchanges) * static_cast<double>(chunks) -
-                       (label.leading_exchange ? 1.0 : 0.0);
-        choice.estimate.cycles = label.cycles * static_cast<double>(chunks) +
-                                 std::max(0.0, syncs) * options.machine.sync_cycles;
-        // Host inputs and outputs live in per-chunk records.
-        std::int64_t io = 0;
-        io += label.input_bytes;
-        for (const auto& [name, activation] : chain.outputs)
-          io += label.output_elements * chunks * storage_bytes(chain.activations[activation].storage);
-        std::int64_t code = library_code_bytes + 8 * label.supervisor_bundles + 2048;
-        std::int64_t data = label.weight_bytes + label.activation_peak + io;
-        choice.estimate.peak_bytes = code + data;
-        // Data lives in interleaved memory (128-bit loads), code in standard;
-        // where the data does not fit, standard memory may hold iterations'
-        // weights, whose slices kernels read are copied to interleaved
-        // memory when their turn comes.
-        if (data > options.machine.interleaved.bytes() && label.record_bytes > 0 && iterations > 1) {
-          // The working copy holds what kernels read; moved weights' pieces
-          // are sent from the record (each tile's own to itself as well).
-          const std::int64_t stride = ceil_div(label.record_bytes, iterations);
-          const std::int64_t copied = ceil_div(label.record_bytes - label.moved_record_bytes, iterations);
-          const std::int64_t free = std::max<std::int64_t>(0, options.machine.standard.bytes() - code);
-          const std::int64_t in_standard = std::min(label.record_bytes, free / 16 * 16);
-          if (in_standard > 0) {
-            choice.staged_weights = true;
-            data += copied - in_standard;
-            choice.estimate.peak_bytes = options.machine.standard.bytes() + data;
-            // Each iteration's first exchange also copies, and the gathers
-            // also bring each tile its own pieces: the stride at 4 bytes a
-            // cycle.
-            choice.estimate.cycles += static_cast<double>(iterations * chunks) * static_cast<double>(stride) / 4;
-          }
-        }
-        if (!part.smallest || choice.estimate.peak_bytes < part.smallest->estimate.peak_bytes)
-          part.smallest = choice;
-        // Data that cannot be staged must fit interleaved memory. Staged
-        // weights fill standard memory to the byte, so a staged plan's
-        // estimate (standard memory plus its data) is weighed like any
-        // other, its data held as the driver's first attempts are: at most
-        // a quarter over what interleaved memory holds.
-        const std::int64_t interleaved = options.machine.interleaved.bytes();
-        if (data > (choice.staged_weights ? AttemptOrder::plain_limit(interleaved) : interleaved) ||
-            code > options.machine.standard.bytes())
-          continue;
-        fits |= choice.estimate.peak_bytes <= options.budget();
-        part.plans.push_back(std::move(choice));
-      }
-      if (fits || fitting > 0) ++fitting;
     }
   });
   std::vector<PlanChoice> all;

@@ -22,8 +22,8 @@ inline std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a
 // with the rearrange costs between them remembered. Every layout also has
 // the id of its form with each row part one panel high: moving between two
 // layouts of the same row parts costs in proportion to the panels of a
-// part (every row part has the same columns and tiles pattern), so chunk
-// sizes share one computation.
+// part (every row part has the same columns and tiles pattern), so layouts
+// that differ only in their panels share one computation.
 class LayoutTable {
  public:
   int id(const Layout& layout) {
