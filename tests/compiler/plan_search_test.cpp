@@ -1,10 +1,12 @@
 // The plan search weighs only the chunk sizes some plan of which the
-// driver could build under the budget.
+// driver could build under the budget, and only plans whose data could fit;
+// what it finds does not depend on the thread count.
 #include "compiler/attempt_order.h"
 #include "compiler/chain.h"
 #include "compiler/construct_mid.h"
 #include "compiler/gemm_candidates.h"
 #include "end_to_end.h"
+#include "support/parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -53,6 +55,66 @@ TEST(PlanSearch, TheFinestChunkingIsSearchedEvenWhenNothingCanFit) {
   const PlanSearch found = search(graph::build_workload("mlp", mlp), options);
   ASSERT_TRUE(found.smallest.has_value());
   EXPECT_GT(found.smallest->estimate.peak_bytes, AttemptOrder::plain_limit(options.budget()));
+}
+
+// Blocks of an MLP whose weights outgrow interleaved memory on one tile:
+// its plans stage them, and with 384 tokens a one-chunk plan's other data
+// is far more than interleaved memory holds (the driver measured 581,168
+// bytes of it against 425,984, when it built one).
+graph::Graph staged_mlp() {
+  graph::MlpOptions mlp;
+  mlp.precision = graph::Precision::Fp16;
+  mlp.blocks = 14;
+  mlp.tokens = 384;
+  mlp.width = 64;
+  mlp.hidden = 128;
+  return graph::build_workload("mlp", mlp);
+}
+
+TEST(PlanSearch, StagedPlansWhoseOtherDataCouldNotFitAreNotWeighed) {
+  CompileOptions options = on_tiles(1);
+  options.fp16_partials_anywhere = true;
+  const PlanSearch found = search(staged_mlp(), options);
+  const std::int64_t standard = options.machine.standard.bytes();
+  int staged = 0;
+  for (const PlanChoice& plan : found.front) {
+    if (!plan.staged_weights) continue;
+    ++staged;
+    EXPECT_LE(plan.estimate.peak_bytes - standard, AttemptOrder::plain_limit(options.machine.interleaved.bytes()))
+        << plan.chunks << " chunks";
+  }
+  EXPECT_GT(staged, 0);
+}
+
+bool same_plans(const PlanSearch& a, const PlanSearch& b) {
+  if (a.front.size() != b.front.size() || a.plans_considered != b.plans_considered) return false;
+  for (std::size_t i = 0; i < a.front.size(); ++i) {
+    const PlanChoice& x = a.front[i];
+    const PlanChoice& y = b.front[i];
+    if (x.group_size != y.group_size || x.chunks != y.chunks || x.step_choice != y.step_choice ||
+        x.input_spread != y.input_spread || x.estimate.cycles != y.estimate.cycles ||
+        x.estimate.peak_bytes != y.estimate.peak_bytes)
+      return false;
+  }
+  return true;
+}
+
+// Group sizes and chunk sizes are searched at once; each has its own
+// layout table, so one thread and several find the same front.
+TEST(PlanSearch, ThePlansFoundDoNotDependOnTheThreadCount) {
+  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp16);
+  mlp.tokens = 512;
+  const graph::Graph graph = graph::build_workload("mlp", mlp);
+  CompileOptions options = on_tiles(16);
+  options.budget_bytes = 24 * 1024;
+  set_thread_count(1);
+  const PlanSearch alone = search(graph, options);
+  set_thread_count(4);
+  const PlanSearch together = search(graph, options);
+  set_thread_count(0);
+  ASSERT_FALSE(alone.front.empty());
+  EXPECT_GT(alone.plans_considered, 0);
+  EXPECT_TRUE(same_plans(alone, together));
 }
 
 }  // namespace
