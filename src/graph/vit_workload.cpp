@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <span>
 
 namespace tilec::graph {
 
@@ -136,8 +137,8 @@ StorageType storage_of(Role role, Precision precision) {
 // the stored values.
 Facts measure(const Source& source, const VitOptions& options) {
   const Distribution distribution = distribution_of(source);
-  const std::vector<float> drawn = gaussian(options.seed, source.name, static_cast<std::size_t>(elements_of(source.shape)),
-                                            distribution.sigma, distribution.mean);
+  std::vector<float> drawn = gaussian(options.seed, source.name, static_cast<std::size_t>(elements_of(source.shape)),
+                                      distribution.sigma, distribution.mean);
   Facts facts{storage_of(source.role, options.precision), {}};
   if (is_fp8(facts.storage.element)) facts.storage.scale = automatic_fp8_scale(drawn);
   const Shape slice_shape = source.stacked ? Shape(source.shape.begin() + 1, source.shape.end()) : source.shape;
@@ -147,8 +148,9 @@ Facts measure(const Source& source, const VitOptions& options) {
   const std::size_t width = columns > 0 ? static_cast<std::size_t>(columns) : 1;
   parallel_for(0, facts.slices.size(), [&](std::size_t slice) {
     SliceFacts& out = facts.slices[slice];
-    std::vector<float> stored(drawn.begin() + static_cast<std::ptrdiff_t>(slice) * slice_size,
-                              drawn.begin() + static_cast<std::ptrdiff_t>(slice + 1) * slice_size);
+    // Rounded in place: the drawn values are not needed once the scale is set.
+    const std::span<float> stored(drawn.data() + static_cast<std::ptrdiff_t>(slice) * slice_size,
+                                  static_cast<std::size_t>(slice_size));
     round_to_storage(stored, facts.storage);
     std::vector<double> column_squares(width);
     double squares = 0;

@@ -4,10 +4,12 @@
 #include "package/validate.h"
 
 #include "support/error.h"
+#include "support/parallel.h"
 
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace tilec::package::detail {
@@ -193,45 +195,51 @@ std::string claim_text(const Claim& claim) {
 }
 
 void check_memory_claims(const Package& package, const MachineModel& model) {
-  std::vector<std::vector<Claim>> claims(model.tiles);
+  // Each tile's pieces as (binding, piece), in binding then piece order.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> tile_pieces(model.tiles);
   std::vector<std::uint64_t> bound_bytes(model.tiles, 0);
-  for (const Binding& binding : package.bindings) {
+  for (std::size_t b = 0; b < package.bindings.size(); ++b) {
+    const Binding& binding = package.bindings[b];
     const std::uint32_t element_size = element_bytes(binding.type.storage.element);
-    for (const Piece& piece : binding.pieces)
+    for (std::size_t p = 0; p < binding.pieces.size(); ++p) {
+      const Piece& piece = binding.pieces[p];
       bound_bytes[piece.tile] += static_cast<std::uint64_t>(piece_elements(piece)) * element_size;
+      tile_pieces[piece.tile].emplace_back(b, p);
+    }
   }
-  for (std::uint32_t t = 0; t < model.tiles; ++t) {
-    // More bound bytes than memory must overlap somewhere; say so before
-    // listing runs that would not fit anyway.
+  // More bound bytes than memory must overlap somewhere; say so before
+  // listing runs that would not fit anyway.
+  for (std::uint32_t t = 0; t < model.tiles; ++t)
     if (bound_bytes[t] > model.memory_bytes())
       throw_bad_input(fmt::format("tile {}", t),
                       "bindings hold {} bytes, more than the tile's {} bytes of memory",
                       bound_bytes[t], model.memory_bytes());
+  // Tiles are checked at once (a large package has millions of runs); the
+  // first tile with an overlap is reported.
+  std::vector<std::string> overlaps(model.tiles);
+  parallel_for(0, model.tiles, [&](std::size_t t) {
+    std::vector<Claim> claims;
     for (const Segment& segment : package.tiles[t].segments)
       if (segment.size() > 0)
-        claims[t].push_back({segment.address, segment.address + segment.size(), segment.name,
-                             kSegment});
-  }
-  for (const Binding& binding : package.bindings) {
-    const std::uint32_t element_size = element_bytes(binding.type.storage.element);
-    for (std::size_t p = 0; p < binding.pieces.size(); ++p) {
-      const Piece& piece = binding.pieces[p];
-      for (const ByteRun& run : piece_memory_runs(piece, element_size))
-        claims[piece.tile].push_back({run.begin, run.end, binding.name, p});
+        claims.push_back({segment.address, segment.address + segment.size(), segment.name, kSegment});
+    for (const auto& [b, p] : tile_pieces[t]) {
+      const Binding& binding = package.bindings[b];
+      for (const ByteRun& run : piece_memory_runs(binding.pieces[p], element_bytes(binding.type.storage.element)))
+        claims.push_back({run.begin, run.end, binding.name, p});
     }
-  }
-  for (std::uint32_t t = 0; t < model.tiles; ++t) {
-    std::vector<Claim>& tile = claims[t];
-    std::sort(tile.begin(), tile.end(), [](const Claim& a, const Claim& b) {
+    std::sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) {
       return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
-    for (std::size_t i = 1, furthest = 0; i < tile.size(); ++i) {
-      if (tile[i].begin < tile[furthest].end)
-        throw_bad_input(fmt::format("tile {}", t), "{} overlaps {}", claim_text(tile[furthest]),
-                        claim_text(tile[i]));
-      if (tile[i].end > tile[furthest].end) furthest = i;
+    for (std::size_t i = 1, furthest = 0; i < claims.size(); ++i) {
+      if (claims[i].begin < claims[furthest].end) {
+        overlaps[t] = fmt::format("{} overlaps {}", claim_text(claims[furthest]), claim_text(claims[i]));
+        return;
+      }
+      if (claims[i].end > claims[furthest].end) furthest = i;
     }
-  }
+  });
+  for (std::uint32_t t = 0; t < model.tiles; ++t)
+    if (!overlaps[t].empty()) throw_bad_input(fmt::format("tile {}", t), "{}", overlaps[t]);
 }
 
 }  // namespace
@@ -248,8 +256,19 @@ void validate_bindings(const Package& package, const MachineModel& model) {
       throw_bad_input(where, "name is used twice");
     check_type(where, binding, model);
     for (std::size_t p = 0; p < binding.pieces.size(); ++p) check_piece(where, binding, p, model);
-    check_coverage(where, binding);
   }
+  // Bindings are covered at once (a model's weights have hundreds of
+  // millions of elements); the first binding that fails is reported.
+  std::vector<std::optional<Error>> uncovered(package.bindings.size());
+  parallel_for(0, package.bindings.size(), [&](std::size_t b) {
+    try {
+      check_coverage(fmt::format("binding '{}'", package.bindings[b].name), package.bindings[b]);
+    } catch (const Error& error) {
+      uncovered[b] = error;
+    }
+  });
+  for (const std::optional<Error>& error : uncovered)
+    if (error) throw *error;
   check_memory_claims(package, model);
 }
 
