@@ -210,11 +210,17 @@ void block_samples(std::uint64_t key, std::uint64_t block, const BlockOutput& ou
 
 std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::size_t count, float sigma,
                             float mean) {
-  const std::uint64_t key = mix64(mix64(seed) ^ fnv1a64(stream));
-  const std::uint64_t pairs = (count + 1) / 2;
   std::vector<float> samples;
   host_allocation(std::uint64_t{count} * sizeof(float), fmt::format("{} samples of '{}'", grouped(static_cast<std::int64_t>(count)), stream),
                   [&] { samples.resize(count); });
+  gaussian_into(seed, stream, samples, sigma, mean);
+  return samples;
+}
+
+void gaussian_into(std::uint64_t seed, std::string_view stream, std::span<float> samples, float sigma, float mean) {
+  const std::uint64_t key = mix64(mix64(seed) ^ fnv1a64(stream));
+  const std::uint64_t count = samples.size();
+  const std::uint64_t pairs = (count + 1) / 2;
   // Pass 1: the accepted pairs of each block, until there are enough (at
   // least pi/4 of the pairs are accepted, so 4/3 of what remains suffices
   // nearly always).
@@ -230,7 +236,6 @@ std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::si
   parallel_for(0, first_pair.size() - 1, [&](std::size_t block) {
     block_samples(key, block, {first_pair[block], count, sigma, mean, samples.data()});
   });
-  return samples;
 }
 
 }  // namespace tilec::graph

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace tilec::graph {
 // samples do not depend on `count`, and a mean of 0 adds nothing.
 std::vector<float> gaussian(std::uint64_t seed, std::string_view stream, std::size_t count,
                             float sigma, float mean = 0.0f);
+// The same into `samples` (count = its size), for a caller reusing memory.
+void gaussian_into(std::uint64_t seed, std::string_view stream, std::span<float> samples, float sigma,
+                   float mean = 0.0f);
 
 // The natural logarithm the generator uses, for positive normal doubles:
 // built from + - * / only, so it gives the same bits everywhere.

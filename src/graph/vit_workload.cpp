@@ -132,25 +132,34 @@ StorageType storage_of(Role role, Precision precision) {
   return activation;
 }
 
-// Generates the tensor as generate_data will, picks its FP8 scale as
-// siglip-mlp does (automatic_fp8_scale of the drawn values), and measures
-// the stored values.
-Facts measure(const Source& source, const VitOptions& options) {
+// Generates the tensor as generate_data will, into `buffer` (at least its
+// size), picks its FP8 scale as siglip-mlp does (automatic_fp8_scale of the
+// drawn values), and measures the stored values.
+Facts measure(const Source& source, const VitOptions& options, std::span<float> buffer) {
   const Distribution distribution = distribution_of(source);
-  std::vector<float> drawn = gaussian(options.seed, source.name, static_cast<std::size_t>(elements_of(source.shape)),
-                                      distribution.sigma, distribution.mean);
+  const std::span<float> drawn = buffer.first(static_cast<std::size_t>(elements_of(source.shape)));
+  gaussian_into(options.seed, source.name, drawn, distribution.sigma, distribution.mean);
   Facts facts{storage_of(source.role, options.precision), {}};
-  if (is_fp8(facts.storage.element)) facts.storage.scale = automatic_fp8_scale(drawn);
   const Shape slice_shape = source.stacked ? Shape(source.shape.begin() + 1, source.shape.end()) : source.shape;
   const std::int64_t slice_size = elements_of(slice_shape);
   const std::int64_t columns = slice_shape.size() >= 2 ? slice_shape.back() : 0;
   facts.slices.resize(source.stacked ? static_cast<std::size_t>(source.shape.front()) : 1);
   const std::size_t width = columns > 0 ? static_cast<std::size_t>(columns) : 1;
+  const auto slice_of = [&](std::size_t slice) {
+    return drawn.subspan(slice * static_cast<std::size_t>(slice_size), static_cast<std::size_t>(slice_size));
+  };
+  if (is_fp8(facts.storage.element)) {
+    // The scale depends only on the largest magnitude: each slice's, found at once.
+    std::vector<float> largest(facts.slices.size());
+    parallel_for(0, facts.slices.size(), [&](std::size_t slice) {
+      for (float value : slice_of(slice)) largest[slice] = std::max(largest[slice], std::fabs(value));
+    });
+    facts.storage.scale = automatic_fp8_scale(largest);
+  }
   parallel_for(0, facts.slices.size(), [&](std::size_t slice) {
     SliceFacts& out = facts.slices[slice];
     // Rounded in place: the drawn values are not needed once the scale is set.
-    const std::span<float> stored(drawn.data() + static_cast<std::ptrdiff_t>(slice) * slice_size,
-                                  static_cast<std::size_t>(slice_size));
+    const std::span<float> stored = slice_of(slice);
     round_to_storage(stored, facts.storage);
     std::vector<double> column_squares(width);
     double squares = 0;
@@ -269,13 +278,18 @@ class VitBuilder {
   static bool is_input(const Source& source) { return source.role == Role::Image || source.role == Role::Tokens; }
 
   void measure_parameters(const std::vector<Source>& sources) {
-    std::vector<Facts> facts(sources.size());
-    // The inputs' data depends on the batch, and no scale comes from it.
-    parallel_for(0, sources.size(), [&](std::size_t i) {
-      if (!is_input(sources[i])) facts[i] = measure(sources[i], options_);
-    });
-    for (std::size_t i = 0; i < sources.size(); ++i)
-      if (!is_input(sources[i])) facts_.emplace(sources[i].name, std::move(facts[i]));
+    // One tensor at a time through one buffer: its memory is touched once
+    // (hundreds of MB fresh per tensor would cost more in page faults than
+    // the drawing). The inputs' data depends on the batch, and no scale
+    // comes from it.
+    std::int64_t largest = 0;
+    for (const Source& source : sources)
+      if (!is_input(source)) largest = std::max(largest, elements_of(source.shape));
+    std::vector<float> buffer;
+    host_allocation(static_cast<std::uint64_t>(largest) * sizeof(float), "the workload's largest parameter",
+                    [&] { buffer.resize(static_cast<std::size_t>(largest)); });
+    for (const Source& source : sources)
+      if (!is_input(source)) facts_.emplace(source.name, measure(source, options_, buffer));
   }
 
   StorageType storage(const Source& source) const {

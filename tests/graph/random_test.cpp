@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <span>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -80,6 +81,14 @@ TEST(Random, PrefixesDoNotDependOnTheCount) {
     ASSERT_EQ(few.size(), count);
     EXPECT_EQ(bits_of(few), bits_of(std::vector<float>(many.begin(), many.begin() + count)));
   }
+}
+
+TEST(Random, DrawingIntoABufferGivesTheSameSamplesAndTouchesNothingElse) {
+  const std::vector<float> expected = gaussian(7, "w1", 10001, 0.5f, 1.0f);
+  std::vector<float> buffer(10005, 42.0f);  // a reused buffer, longer than the tensor
+  gaussian_into(7, "w1", std::span<float>(buffer).first(10001), 0.5f, 1.0f);
+  EXPECT_EQ(bits_of(expected), bits_of(std::vector<float>(buffer.begin(), buffer.begin() + 10001)));
+  for (std::size_t i = 10001; i < buffer.size(); ++i) EXPECT_EQ(buffer[i], 42.0f) << i;
 }
 
 TEST(Random, SigmaOnlyScales) {
