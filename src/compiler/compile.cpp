@@ -170,7 +170,7 @@ class Driver {
     log(fmt::format("search: {} plans considered, {} on the Pareto front", search.plans_considered, search.front.size()));
     AttemptOrder order(options_.budget());
     int attempts = 0;
-    fits_with_loops_ = nullptr;
+    loop_candidates_.clear();
     for (const PlanChoice& choice : search.front) {
       if (order.exhausted()) break;
       if (!order.worth_building(choice.estimate.peak_bytes, &choice == &search.front.back())) continue;
@@ -178,12 +178,14 @@ class Driver {
       if (std::optional<CompileResult> result = attempt(choice, machine)) return result;
       order.rejected(choice.estimate.peak_bytes, last_rejected_peak_);
     }
-    if (fits_with_loops_) {
+    if (!loop_candidates_.empty()) {
       log("no plan fits with every receive armed on its own; arming runs of them in loops");
       options_.loop_receives = true;
-      std::optional<CompileResult> result = attempt(*fits_with_loops_, machine);
+      std::optional<CompileResult> result;
+      for (const PlanChoice* choice : loop_candidates_)
+        if ((result = attempt(*choice, machine))) break;
       options_.loop_receives = false;
-      return result;
+      if (result) return result;
     }
     if (attempts == 0 && search.smallest) attempt(*search.smallest, machine);
     return std::nullopt;
@@ -191,6 +193,13 @@ class Driver {
 
   bool fits_budget(const MemoryMap& map) const {
     return map.fits_classes && map.peak_bytes(options_.machine) <= options_.budget();
+  }
+  // The bytes a map must shed to fit: over the budget or over a memory class.
+  std::int64_t overshoot(const MemoryMap& map) const {
+    const MachineModel& machine = options_.machine;
+    return std::max({std::int64_t{map.peak_bytes(machine)} - options_.budget(),
+                     std::int64_t{map.standard_end} - machine.standard.end,
+                     std::int64_t{map.data_end} - machine.interleaved.end});
   }
 
   ExchangePlan schedule(const Lir& lir, const MachineModel& machine, bool loop_receives) {
@@ -334,10 +343,8 @@ class Driver {
     const MemoryMap& map = build.map;
     if (!fits(map, lir, plan, choice.estimate.peak_bytes, "exact")) {
       // Receive runs in loops save code for a bundle of time each: a plan
-      // that fits only so is built once no plan fits without them.
-      if (!exchanges.loop_receives && !fits_with_loops_ &&
-          fits_budget(place_code_and_storage(lir, schedule(lir, machine, true), image, machine)))
-        fits_with_loops_ = &choice;
+      // they could bring under is built so once no plan fits without them.
+      if (!exchanges.loop_receives && overshoot(map) < map.code_bytes) loop_candidates_.push_back(&choice);
       return std::nullopt;
     }
     const TileCodeContext context{lir, exchanges, image, machine, &map};
@@ -392,7 +399,7 @@ class Driver {
   isa::Object runtime_;
   Chain chain_;
   GemmCandidates candidates_;
-  const PlanChoice* fits_with_loops_ = nullptr;  // the first plan that fits only with receive loops
+  std::vector<const PlanChoice*> loop_candidates_;  // rejected plans that receive loops might fit
   std::vector<std::string> log_;
   std::string dump_;
   Rejection best_rejection_;

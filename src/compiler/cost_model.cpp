@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <vector>
 
 namespace tilec::compiler {
@@ -55,16 +54,19 @@ double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType o
 
 namespace {
 
-// Generating a variant's schedule takes milliseconds; the planner asks
-// about the same few variants many times.
-CombineShape cached_shape(const CombineVariant& variant) {
-  static std::mutex mutex;
-  static std::map<CombineVariant, CombineShape> shapes;
-  std::lock_guard<std::mutex> lock(mutex);
+// The generated kernels' shapes come from their code generators (their
+// loops are modulo-scheduled: milliseconds); the planner asks about the same
+// few variants many times, from every search thread, so each thread keeps
+// its own (no lock to contend).
+template <typename Variant, typename Shape>
+const Shape& cached(const Variant& variant, Shape (*make)(const Variant&)) {
+  thread_local std::map<Variant, Shape> shapes;
   auto it = shapes.find(variant);
-  if (it == shapes.end()) it = shapes.emplace(variant, combine_shape(variant)).first;
+  if (it == shapes.end()) it = shapes.emplace(variant, make(variant)).first;
   return it->second;
 }
+
+const CombineShape& cached_shape(const CombineVariant& variant) { return cached(variant, &combine_shape); }
 
 double combine_run_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
                           bool rows_split) {
@@ -283,18 +285,6 @@ int fastest_row_apply_ranges(RowKernel kernel, ElementType input, ElementType ou
 }
 
 namespace {
-
-// The generated kernels' shapes come from their code generators (their
-// loops are modulo-scheduled: milliseconds); the planner asks often.
-template <typename Variant, typename Shape>
-Shape cached(const Variant& variant, Shape (*make)(const Variant&)) {
-  static std::mutex mutex;
-  static std::map<Variant, Shape> shapes;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = shapes.find(variant);
-  if (it == shapes.end()) it = shapes.emplace(variant, make(variant)).first;
-  return it->second;
-}
 
 double launch_cycles(std::int64_t busiest_bundles) {
   return 6.0 * static_cast<double>(busiest_bundles) + kernel_costs().run_workers;

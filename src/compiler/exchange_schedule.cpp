@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <queue>
+#include <unordered_map>
 
 namespace tilec::compiler {
 
@@ -74,7 +75,7 @@ class GroupPhaseScheduler {
     auto evaluate_send = [&](int tile, std::size_t position) {
       int index = pending[static_cast<std::size_t>(tile)][position];
       const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
-      Candidate candidate{ExchangeAction{ExchangeAction::Kind::Send, index, destination(transfer), 0},
+      Candidate candidate{ExchangeAction{ExchangeAction::Kind::Send, index, destination(index, transfer), 0},
                           registers[static_cast<std::size_t>(tile)], 0, position};
       int bundles = exchange_action_code(candidate.action, transfer, candidate.registers).bundles;
       // The send itself is the last bundle: it issues once the set-up and
@@ -91,9 +92,13 @@ class GroupPhaseScheduler {
     auto rotation = [&](int tile, const Transfer& transfer) {
       return (transfer.destination_tiles.front() - tile + group_size) % group_size;
     };
+    // Receivers of the pending sends before the one looked at, marked with
+    // the evaluation's number.
+    std::vector<std::uint32_t> owed(static_cast<std::size_t>(group_size), 0);
+    std::uint32_t evaluation = 0;
     auto evaluate = [&](int tile) {
       const std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
-      std::vector<int> earlier_receivers;  // of the pending sends before the one looked at
+      ++evaluation;
       std::optional<Candidate> best;
       int best_rotation = 0;
       std::size_t receivers_weighed = 0;
@@ -101,11 +106,9 @@ class GroupPhaseScheduler {
         const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(list[position])];
         receivers_weighed += transfer.destination_tiles.size();
         if (position > 0 && receivers_weighed > kReceiverWindow) break;
-        bool free_to_go = std::none_of(transfer.destination_tiles.begin(), transfer.destination_tiles.end(), [&](int r) {
-          return std::find(earlier_receivers.begin(), earlier_receivers.end(), r) != earlier_receivers.end();
-        });
-        earlier_receivers.insert(earlier_receivers.end(), transfer.destination_tiles.begin(),
-                                 transfer.destination_tiles.end());
+        bool free_to_go = std::none_of(transfer.destination_tiles.begin(), transfer.destination_tiles.end(),
+                                       [&](int r) { return owed[static_cast<std::size_t>(r)] == evaluation; });
+        for (int r : transfer.destination_tiles) owed[static_cast<std::size_t>(r)] = evaluation;
         if (!free_to_go) continue;
         Candidate candidate = evaluate_send(tile, position);
         int candidate_rotation = rotation(tile, transfer);
@@ -155,13 +158,19 @@ class GroupPhaseScheduler {
     return plan_.actions[static_cast<std::size_t>(phase_)][absolute(tile)];
   }
 
-  std::uint32_t destination(const Transfer& transfer) {
+  // A multicast's exchange group is numbered when a send to it is first
+  // weighed; the number is kept for the transfer's later weighings.
+  std::uint32_t destination(int index, const Transfer& transfer) {
     if (transfer.destination_tiles.size() == 1) return absolute(transfer.destination_tiles.front());
+    auto [known, first] = multicast_destinations_.try_emplace(index, 0);
+    if (!first) return known->second;
     std::vector<std::uint32_t> tiles;
+    tiles.reserve(transfer.destination_tiles.size());
     for (int tile : transfer.destination_tiles) tiles.push_back(absolute(tile));
     auto [it, inserted] = group_ids_.emplace(tiles, static_cast<int>(plan_.groups.size()));
-    if (inserted) plan_.groups.push_back(tiles);
-    return kMulticast | static_cast<std::uint32_t>(it->second);
+    if (inserted) plan_.groups.push_back(std::move(tiles));
+    known->second = kMulticast | static_cast<std::uint32_t>(it->second);
+    return known->second;
   }
 
   const Lir& lir_;
@@ -170,6 +179,7 @@ class GroupPhaseScheduler {
   int phase_;
   int group_;
   std::map<std::vector<std::uint32_t>, int>& group_ids_;
+  std::unordered_map<int, std::uint32_t> multicast_destinations_;  // by transfer
   std::uint32_t base_ = 0;
 };
 
