@@ -30,10 +30,13 @@ namespace tilec::compiler {
 
 namespace {
 
-// Before the library and the programs exist, code is estimated low: the
-// provisional placement only rejects plans that cannot fit even with lean
-// code; the exact placement decides the rest.
+// The search counts the kernel library at this size: which variants a plan
+// needs is known only once it is built.
 constexpr std::uint32_t kLibraryEstimate = 2 * 1024;
+// Before the exchange schedule exists, the supervisor's code is estimated
+// low: the provisional placement (with the exact library and argument
+// blocks) only rejects plans that cannot fit even with lean code; the exact
+// placement decides the rest.
 // Receives are armed in a fixed order (order_receives), so their code is
 // known before the schedule; a send takes its address, its xwait
 // and itself.
@@ -61,27 +64,6 @@ std::uint32_t supervisor_estimate(const Lir& lir) {
   for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 64;
   return 256 + 32 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
 }
-std::uint32_t argument_estimate(const Lir& lir) {
-  std::vector<std::uint32_t> per_tile(static_cast<std::size_t>(lir.mid->groups.group_size), 0);
-  for (const Task& task : lir.tasks) {
-    std::uint32_t words = 0;
-    switch (task.kind) {
-      case TaskKind::Gemm:
-        words = 6 * 4 + 4 * static_cast<std::uint32_t>(task.column_blocks * task.panels);
-        break;
-      case TaskKind::Combine: words = 6 * (4 + static_cast<std::uint32_t>(task.inputs.size())); break;
-      case TaskKind::LayerNorm:
-      case TaskKind::Softmax: words = 6 * 10; break;
-      case TaskKind::Attention: words = 6 * 12; break;
-      case TaskKind::RowStatistics: words = 6 * 5; break;
-      case TaskKind::RowMerge: words = 6 * 8; break;
-      case TaskKind::RowApply: words = 6 * 13; break;
-    }
-    per_tile[static_cast<std::size_t>(task.tile)] += 4 * words;
-  }
-  return *std::max_element(per_tile.begin(), per_tile.end());
-}
-
 struct Rejection {
   std::uint32_t peak = UINT32_MAX;
   std::string plan;
@@ -233,8 +215,8 @@ class Driver {
     return map;
   }
 
-  // Stages plan_kernels through place_storage, which change the Lir's tasks
-  // and buffer addresses.
+  // Stages plan_kernels through link_runtime, which change the Lir's tasks;
+  // the map comes once the exchanges are scheduled (place_code_and_storage).
   struct KernelBuild {
     KernelLibrary library;
     isa::Image image;
@@ -245,7 +227,7 @@ class Driver {
     std::vector<std::vector<int>> tasks_of_tile;
     std::vector<Buffer> buffers;
   };
-  KernelBuild build_kernels(Lir& lir, const ExchangePlan& exchanges, const MachineModel& machine, bool split) {
+  KernelBuild build_kernels(Lir& lir, const MachineModel& machine, bool split) {
     KernelBuild build;
     {
       Span span("plan_kernels");
@@ -263,7 +245,6 @@ class Driver {
       build.image = link_runtime({&runtime_, &variants}, machine);
     }
     dump("link_runtime", [&] { return image_summary(build.image); });
-    build.map = place_code_and_storage(lir, exchanges, build.image, machine);
     return build;
   }
 
@@ -310,24 +291,26 @@ class Driver {
     }
     dump("eliminate", [&] { return dump_lir(lir); });
     const std::string plan = plan_text(choice, chain_, candidates_, lir);
-    MemoryMap provisional;
-    {
-      Span span("place_provisional_storage");
-      provisional = place_storage(lir, kLibraryEstimate, supervisor_estimate(lir), argument_estimate(lir), machine);
-    }
-    dump("place_provisional_storage", [&] { return dump_lir(lir); });
-    if (!fits(provisional, lir, plan, choice.estimate.peak_bytes, "provisional")) return std::nullopt;
-    ExchangePlan exchanges = schedule(lir, machine, options_.loop_receives);
     // Combines split for their workers (plan_kernels) only add code and
     // argument blocks: a plan is built without the splits first, and with
     // them only once it fits so, keeping them where they fit too.
     const std::vector<Task> unsplit = lir.tasks;
     const bool splits = splits_combines(lir);
-    KernelBuild build = build_kernels(lir, exchanges, machine, false);
+    KernelBuild build = build_kernels(lir, machine, false);
+    MemoryMap provisional;
+    {
+      Span span("place_provisional_storage");
+      provisional = place_storage(lir, image_bytes(build.image), supervisor_estimate(lir), argument_bytes(lir), machine);
+    }
+    dump("place_provisional_storage", [&] { return dump_lir(lir); });
+    if (!fits(provisional, lir, plan, choice.estimate.peak_bytes, "provisional")) return std::nullopt;
+    ExchangePlan exchanges = schedule(lir, machine, options_.loop_receives);
+    build.map = place_code_and_storage(lir, exchanges, build.image, machine);
     if (splits && fits_budget(build.map)) {
       LirKernelState without{std::move(lir.tasks), std::move(lir.tasks_of_tile), lir.buffers};
       lir.tasks = unsplit;
-      KernelBuild split = build_kernels(lir, exchanges, machine, true);
+      KernelBuild split = build_kernels(lir, machine, true);
+      split.map = place_code_and_storage(lir, exchanges, split.image, machine);
       if (fits_budget(split.map)) {
         build = std::move(split);
       } else {

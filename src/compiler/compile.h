@@ -25,8 +25,8 @@ namespace tilec::compiler {
 constexpr std::array<std::string_view, 17> kStages{
     "compile_runtime",       "gemm_candidates",  "construct_mid",
     "group_exchanges",       "merge_copies",     "eliminate",
-    "place_provisional_storage", "schedule_provisional_exchanges",
     "plan_kernels",          "compile_kernels",  "link_runtime",
+    "place_provisional_storage", "schedule_provisional_exchanges",
     "size_tile_code",        "place_storage",    "lower_exchanges",
     "prepare_tile_code",     "emit_tile_code",   "build_tile_images"};
 

@@ -328,6 +328,18 @@ std::vector<TileArguments> prepare_tile_code(const TileCodeContext& context) {
   return result;
 }
 
+std::uint32_t argument_bytes(const Lir& lir) {
+  std::uint32_t largest = 0;
+  for (const std::vector<int>& own : lir.tasks_of_tile) {
+    std::uint32_t bytes = 0;
+    for (int index : own)
+      for (const auto& words : lir.tasks[static_cast<std::size_t>(index)].worker_arguments)
+        bytes += 4 * static_cast<std::uint32_t>(words.size());
+    largest = std::max(largest, bytes);
+  }
+  return largest;
+}
+
 std::vector<TileCode> emit_tile_code(const TileCodeContext& context, const ExchangeCode& exchange,
                                      std::vector<TileArguments>& arguments) {
   std::vector<TileCode> programs(context.machine.tiles);

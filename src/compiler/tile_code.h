@@ -69,6 +69,9 @@ struct TileArguments {
   std::vector<std::vector<std::uint32_t>> block_addresses;  // [the tile's task (Lir::tasks_of_tile)][worker]
 };
 std::vector<TileArguments> prepare_tile_code(const TileCodeContext& context);
+// The largest argument region over tiles, known once plan_kernels has given
+// every task its worker arguments (what prepare_tile_code lays out).
+std::uint32_t argument_bytes(const Lir& lir);
 
 // emit_tile_code: every tile's program (index = absolute tile).
 std::vector<TileCode> emit_tile_code(const TileCodeContext& context, const ExchangeCode& exchange,
