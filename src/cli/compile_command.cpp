@@ -22,7 +22,6 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <filesystem>
 #include <memory>
 
 namespace tilec::cli {
@@ -113,8 +112,8 @@ void compile_graph(const CLI::App& command, const CompileFlags& flags) {
   if (flags.output.empty()) {
     compiled.package_bytes = package::encode_package(compiled.result.package).size();
   } else {
-    package::write_package(compiled.result.package, flags.output);
-    compiled.package_bytes = std::filesystem::file_size(flags.output);
+    // What was written, not the file's size: the output may be a device.
+    compiled.package_bytes = package::write_package(compiled.result.package, flags.output);
   }
   progress.finish();
   if (!flags.dump_after.empty()) {

@@ -170,12 +170,13 @@ Package decode_package(std::span<const std::uint8_t> file, const std::string& na
   }
 }
 
-void write_package(const Package& package, const std::string& path) {
+std::size_t write_package(const Package& package, const std::string& path) {
   std::vector<std::uint8_t> bytes = encode_package(package);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (out) out.close();
   if (!out) throw_bad_input(path, "cannot write: {}", std::strerror(errno));
+  return bytes.size();
 }
 
 Package read_package(const std::string& path) {

@@ -53,7 +53,8 @@ std::vector<std::uint8_t> encode_package(const Package& package);
 // Parses and validates a file's bytes; `name` starts every error message.
 Package decode_package(std::span<const std::uint8_t> file, const std::string& name);
 
-void write_package(const Package& package, const std::string& path);
+// Returns the bytes written.
+std::size_t write_package(const Package& package, const std::string& path);
 Package read_package(const std::string& path);
 
 // The header's fields, for tools that report on a file without the body.

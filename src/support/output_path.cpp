@@ -34,11 +34,15 @@ void check_output_file(const std::string& flag, const std::string& path) {
   if (path.empty()) throw_bad_input(flag, "needs a file name");
   std::error_code error;
   if (fs::is_directory(path, error)) throw_bad_input(where, "is a folder, not a file");
+  // An existing file (or device, such as /dev/null) is overwritten in
+  // place: its folder need not be writable.
+  if (fs::exists(path, error)) {
+    if (::access(path.c_str(), W_OK) != 0) throw_bad_input(where, "the file is not writable");
+    return;
+  }
   const fs::path folder = parent_folder(path);
   if (!fs::exists(folder, error)) throw_bad_input(where, "there is no folder '{}' to write it in", folder.string());
   check_writable_folder(where, folder);
-  if (fs::exists(path, error) && ::access(path.c_str(), W_OK) != 0)
-    throw_bad_input(where, "the file is not writable");
 }
 
 void check_output_folder(const std::string& flag, const std::string& path) {

@@ -57,6 +57,17 @@ TEST(CompileCommand, JsonSummaryHasPlanEstimatePeakStagesAndSize) {
   EXPECT_EQ(summary["inputBytes"], 40 * 32);
 }
 
+TEST(CompileCommand, WritesToADevice) {
+  // /dev/null has no size to ask of it: the summary gives the bytes written.
+  const TilecRun run = run_tilec("compile " + kSmallMlp + " --json -o /dev/null");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json summary = nlohmann::json::parse(run.out);
+  const TilecRun encoded = run_tilec("compile " + kSmallMlp + " --json");
+  ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
+  EXPECT_GT(summary["packageBytes"].get<std::uintmax_t>(), 0u);
+  EXPECT_EQ(summary["packageBytes"], nlohmann::json::parse(encoded.out)["packageBytes"]);
+}
+
 TEST(CompileCommand, CompilesAGraphFile) {
   const std::string dir = fresh_directory("compile_graph");
   graph::save_graph_file(dir + "/mlp.json", graph::build_workload("mlp", graph::MlpOptions{}));
