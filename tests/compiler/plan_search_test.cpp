@@ -41,8 +41,11 @@ TEST(PlanSearch, ChunkSizesNoPlanOfWhichCouldBeBuiltAreNotSearched) {
   const PlanSearch tight = search(graph, options);
   ASSERT_FALSE(tight.front.empty());
   EXPECT_GT(fewest_chunks(tight), 1);
-  for (const PlanChoice& plan : whole_tile.front)
-    if (plan.chunks == 1) EXPECT_GT(plan.estimate.peak_bytes, AttemptOrder::plain_limit(options.budget()));
+  for (const PlanChoice& plan : whole_tile.front) {
+    if (plan.chunks == 1) {
+      EXPECT_GT(plan.estimate.peak_bytes, AttemptOrder::plain_limit(options.budget()));
+    }
+  }
 }
 
 // The finest chunking is searched whatever the budget: its smallest plan is
