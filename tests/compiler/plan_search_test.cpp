@@ -28,12 +28,17 @@ int fewest_chunks(const PlanSearch& found) {
   return fewest;
 }
 
+// The small MLP with 512 tokens: several chunk sizes to search.
+graph::Graph long_mlp() {
+  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp16);
+  mlp.tokens = 512;
+  return graph::build_workload("mlp", mlp);
+}
+
 // 512 tokens on 4 tiles: one chunk needs about 48 KB a tile, more than a
 // quarter over a 32 KiB budget, so no one-chunk plan is weighed there.
 TEST(PlanSearch, ChunkSizesNoPlanOfWhichCouldBeBuiltAreNotSearched) {
-  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp16);
-  mlp.tokens = 512;
-  const graph::Graph graph = graph::build_workload("mlp", mlp);
+  const graph::Graph graph = long_mlp();
   CompileOptions options = on_tiles(4);
   const PlanSearch whole_tile = search(graph, options);
   EXPECT_EQ(fewest_chunks(whole_tile), 1);
@@ -51,11 +56,9 @@ TEST(PlanSearch, ChunkSizesNoPlanOfWhichCouldBeBuiltAreNotSearched) {
 // The finest chunking is searched whatever the budget: its smallest plan is
 // what the diagnostic reports when nothing fits.
 TEST(PlanSearch, TheFinestChunkingIsSearchedEvenWhenNothingCanFit) {
-  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp16);
-  mlp.tokens = 512;
   CompileOptions options = on_tiles(4);
   options.budget_bytes = 1024;
-  const PlanSearch found = search(graph::build_workload("mlp", mlp), options);
+  const PlanSearch found = search(long_mlp(), options);
   ASSERT_TRUE(found.smallest.has_value());
   EXPECT_GT(found.smallest->estimate.peak_bytes, AttemptOrder::plain_limit(options.budget()));
 }
@@ -105,9 +108,7 @@ bool same_plans(const PlanSearch& a, const PlanSearch& b) {
 // Group sizes and chunk sizes are searched at once; each has its own
 // layout table, so one thread and several find the same front.
 TEST(PlanSearch, ThePlansFoundDoNotDependOnTheThreadCount) {
-  graph::MlpOptions mlp = small_mlp(graph::Precision::Fp16);
-  mlp.tokens = 512;
-  const graph::Graph graph = graph::build_workload("mlp", mlp);
+  const graph::Graph graph = long_mlp();
   CompileOptions options = on_tiles(16);
   options.budget_bytes = 24 * 1024;
   set_thread_count(1);
