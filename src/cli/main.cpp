@@ -43,37 +43,35 @@ int main(int argc, char** argv) {
   tilec::cli::add_bench_command(app);
   tilec::cli::add_onnx_commands(app);
 
-  // Written whatever the outcome, so a failing run can still be profiled.
-  struct TraceWriter {
-    const std::string& path;
-    const bool& checked;
-    ~TraceWriter() {
-      if (path.empty() || !checked) return;
-      try {
-        tilec::global_timeline().write_chrome_trace(path);
-      } catch (const tilec::Error& error) {
-        std::fprintf(stderr, "tilec: error: %s\n", error.what());
-      }
+  const int code = [&] {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::Success& success) {
+      return app.exit(success);
+    } catch (const CLI::ParseError& error) {
+      std::fprintf(stderr, "tilec: error: %s\n", tilec::one_line(tilec::cli::usage_error_text(app, error)).c_str());
+      return 2;
+    } catch (const tilec::Error& error) {
+      std::fprintf(stderr, "tilec: error: %s\n", error.what());
+      return error.exit_code();
+    } catch (const std::bad_alloc&) {
+      // Large allocations say what they were for (host_allocation); this is any other.
+      std::fprintf(stderr, "tilec: error: host memory: an allocation failed (the host is out of memory)\n");
+      return 1;
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "tilec: internal error: %s\n", tilec::one_line(error.what()).c_str());
+      return 1;
     }
-  } trace_writer{trace_path, trace_path_checked};
-
+    return 0;
+  }();
+  // Written whatever the outcome, so a failing run can still be profiled; a
+  // trace that cannot be written fails a run that did not fail otherwise.
+  if (trace_path.empty() || !trace_path_checked) return code;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& success) {
-    return app.exit(success);
-  } catch (const CLI::ParseError& error) {
-    std::fprintf(stderr, "tilec: error: %s\n", tilec::one_line(tilec::cli::usage_error_text(app, error)).c_str());
-    return 2;
+    tilec::global_timeline().write_chrome_trace(trace_path);
   } catch (const tilec::Error& error) {
     std::fprintf(stderr, "tilec: error: %s\n", error.what());
-    return error.exit_code();
-  } catch (const std::bad_alloc&) {
-    // Large allocations say what they were for (host_allocation); this is any other.
-    std::fprintf(stderr, "tilec: error: host memory: an allocation failed (the host is out of memory)\n");
-    return 1;
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "tilec: internal error: %s\n", tilec::one_line(error.what()).c_str());
-    return 1;
+    return code ? code : error.exit_code();
   }
-  return 0;
+  return code;
 }

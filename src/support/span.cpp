@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 
@@ -70,7 +72,8 @@ void Timeline::write_chrome_trace(const std::string& path) const {
   std::ofstream out(path);
   if (!out) throw_bad_input(path, "cannot open trace file for writing");
   out << chrome_trace().dump(1) << '\n';
-  if (!out) throw_failure(path, "could not write trace file");
+  out.close();  // a full device reports it only when the buffer goes out
+  if (!out) throw_failure(path, "cannot write the trace: {}", std::strerror(errno));
 }
 
 Timeline& global_timeline() {

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 namespace tilec::cli_testing {
 namespace {
 
@@ -48,6 +50,15 @@ TEST(OutputPaths, CheckedBeforeTheWork) {
                        "-o " + f.dir + "/none/m.tpk: there is no folder '" + f.dir + "/none' to write it in", f);
   expect_refused_first("reference " + kSmallMlp.substr(0, kSmallMlp.find(" --target")) + " --dump " + f.file,
                        "--dump " + f.file + ": is a file, not a folder", f);
+}
+
+// A device that takes no bytes: the run fails with the reason, not exit 0
+// with the trace lost.
+TEST(OutputPaths, ATraceThatCannotBeWrittenFailsTheRun) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const TilecRun run = run_tilec("--trace-json /dev/full compile " + kSmallMlp);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "tilec: error: /dev/full: cannot write the trace: No space left on device\n");
 }
 
 TEST(OutputPaths, TheSameMistakeExitsTwoEverywhere) {
