@@ -9,7 +9,9 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -64,14 +66,21 @@ int main(int argc, char** argv) {
     }
     return 0;
   }();
-  // Written whatever the outcome, so a failing run can still be profiled; a
-  // trace that cannot be written fails a run that did not fail otherwise.
-  if (trace_path.empty() || !trace_path_checked) return code;
-  try {
-    tilec::global_timeline().write_chrome_trace(trace_path);
-  } catch (const tilec::Error& error) {
-    std::fprintf(stderr, "tilec: error: %s\n", error.what());
-    return code ? code : error.exit_code();
+  // Output that could not be written (a full disk under a redirection)
+  // fails a run that did not fail otherwise.
+  int result = code;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "tilec: error: standard output: cannot write: %s\n", std::strerror(errno));
+    result = result ? result : 1;
   }
-  return code;
+  // Written whatever the outcome, so a failing run can still be profiled.
+  if (!trace_path.empty() && trace_path_checked) {
+    try {
+      tilec::global_timeline().write_chrome_trace(trace_path);
+    } catch (const tilec::Error& error) {
+      std::fprintf(stderr, "tilec: error: %s\n", error.what());
+      result = result ? result : error.exit_code();
+    }
+  }
+  return result;
 }

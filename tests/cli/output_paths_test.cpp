@@ -61,6 +61,15 @@ TEST(OutputPaths, ATraceThatCannotBeWrittenFailsTheRun) {
   EXPECT_EQ(run.err, "tilec: error: /dev/full: cannot write the trace: No space left on device\n");
 }
 
+TEST(OutputPaths, StandardOutputThatCannotBeWrittenFailsTheRun) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const std::string err = ::testing::TempDir() + "/tilec_stdout_full.err";
+  const int status =
+      std::system(fmt::format("{} compile {} --json >/dev/full 2>{}", TILEC_BINARY, kSmallMlp, err).c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
+  EXPECT_EQ(file_text(err), "tilec: error: standard output: cannot write: No space left on device\n");
+}
+
 TEST(OutputPaths, TheSameMistakeExitsTwoEverywhere) {
   const Folder f;
   const std::string profile_dir = f.dir + "/profile";
