@@ -35,6 +35,9 @@ struct PyGraph {
   graph::Graph graph;
   graph::TensorMap data;
   std::string title;
+  // A workload's case identity (batch, precision, blocks or layers and
+  // head), as `tilec run --workload` reports it; a loaded file has none.
+  std::optional<bench::CaseReport> identity;
 };
 
 struct PyPackage {
@@ -146,8 +149,16 @@ std::shared_ptr<PyGraph> load(const std::string& path, const std::map<std::strin
 
 std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, const std::string& precision,
                                   std::int64_t blocks, bool bias, std::uint64_t seed, std::optional<std::int64_t> tokens,
-                                  std::optional<std::int64_t> width, std::optional<std::int64_t> hidden) {
+                                  std::optional<std::int64_t> width, std::optional<std::int64_t> hidden,
+                                  std::optional<std::int64_t> layers, bool head) {
+  const bool tower = name == "siglip-vit" || name == "vit";
+  if ((layers || !head) && !tower)
+    throw_bad_input(layers ? fmt::format("layers {}", *layers) : "head False",
+                    "applies to workload siglip-vit or vit only, not {}", name);
+  if (layers && *layers < 1) throw_bad_input(fmt::format("layers {}", *layers), "must be >= 1");
   graph::MlpOptions options;
+  options.layers = layers;
+  options.head = head;
   options.tokens = tokens;
   options.width = width;
   options.hidden = hidden;
@@ -162,6 +173,8 @@ std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, c
   graph::Workload built = graph::make_workload(name, options);
   auto loaded = std::make_shared<PyGraph>();
   loaded->title = name;
+  loaded->identity = bench::workload_case(name, options, 0);
+  loaded->identity->workload = bench::workload_label(name, options);
   loaded->data = graph::generate_data(built.graph, seed, built.data_rules);
   loaded->graph = std::move(built.graph);
   return loaded;
@@ -180,10 +193,11 @@ py::tuple run(const PyPackage& package, const py::dict& inputs, const py::object
   const bool codes = codes_requested(fp8);
   const graph::TensorMap data = gather_data(*package.graph, inputs, params);
   bench::CaseRequest request;
-  request.identity.name = package.graph->title;
   request.identity.workload = package.graph->title;
+  if (package.graph->identity) request.identity = *package.graph->identity;
   request.identity.target = package.options.machine.name;
   request.identity.budget_kib = package.options.budget_bytes / 1024;
+  request.identity.name = package.graph->identity ? bench::case_name(request.identity) : package.graph->title;
   request.graph = &package.graph->graph;
   request.data = &data;
   request.compile = package.options;
@@ -267,8 +281,10 @@ PYBIND11_MODULE(tilec, m) {
         "A graph from a .json graph file or an .onnx model (shapes: input name -> extents for dynamic axes)");
   m.def("workload", &workload, py::arg("name"), py::arg("batch") = 1, py::arg("precision") = "fp8",
         py::arg("blocks") = 1, py::arg("bias") = false, py::arg("seed") = 0, py::arg("tokens") = py::none(),
-        py::arg("width") = py::none(), py::arg("hidden") = py::none(),
-        "A built-in workload ('siglip-mlp', 'mlp', 'vit', ...) with its generated data");
+        py::arg("width") = py::none(), py::arg("hidden") = py::none(), py::arg("layers") = py::none(),
+        py::arg("head") = true,
+        "A built-in workload ('siglip-mlp', 'mlp', 'siglip-vit', 'vit', ...) with its generated data; "
+        "layers and head for the towers");
   m.def(
       "reference",
       [](const PyGraph& g, const py::dict& inputs, const py::object& params, const std::string& fp8) {

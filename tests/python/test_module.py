@@ -40,6 +40,7 @@ class ModuleTest(unittest.TestCase):
         self.assertGreater(package.estimated_cycles, 0)
         outputs, report = package.run({"x": x})
         self.assertEqual(report["status"], "pass")
+        self.assertEqual(report["case"], "fp16-b1-n1-default")
         self.assertGreater(report["cycles"], 0)
         self.assertEqual(outputs["y"].dtype, np.float32)
         self.assertEqual(outputs["y"].shape, reference.shape)
@@ -47,6 +48,21 @@ class ModuleTest(unittest.TestCase):
         saved = os.path.join(TMP, "python_mlp.tpk")
         package.save(saved)
         self.assertGreater(os.path.getsize(saved), 0)
+
+    def test_tower_workload_takes_layers_and_head(self):
+        tower = tilec.workload("vit", precision="fp16", layers=1, head=False)
+        package = tower.compile(target="ipu21:16")
+        outputs, report = package.run({name: tower.params()[name] for name in tower.inputs})
+        self.assertEqual(report["status"], "pass")
+        self.assertEqual(report["layers"], 1)
+        self.assertFalse(report["head"])
+        self.assertEqual(report["case"], "fp16-b1-l1-default")
+        with_head = tilec.workload("vit", precision="fp16", layers=2)
+        self.assertNotEqual(tower.json(), with_head.json())
+        with self.assertRaisesRegex(tilec.Error, r"^layers 0: must be >= 1$"):
+            tilec.workload("vit", layers=0)
+        with self.assertRaisesRegex(tilec.Error, "applies to workload siglip-vit or vit only, not mlp"):
+            tilec.workload("mlp", layers=2)
 
     def test_fp8_outputs_as_floats_or_codes(self):
         graph = tilec.workload("mlp", precision="fp8")
