@@ -84,15 +84,22 @@ py::array to_array(const graph::Tensor& tensor, bool fp8_codes) {
   return array;
 }
 
+// `value` as a dict of name -> array, or a one-line error naming `what`.
+py::dict as_dict(const py::object& value, const char* what) {
+  if (!py::isinstance<py::dict>(value))
+    throw_bad_input(what, "must be a dict of name -> NumPy array, not {}", std::string(py::str(value.get_type().attr("__name__"))));
+  return value.cast<py::dict>();
+}
+
 // The graph's inputs from `inputs`, its parameters from `params` or the
 // graph's own data; every tensor named must be the graph's.
-graph::TensorMap gather_data(const PyGraph& graph, const py::dict& inputs, const py::object& params) {
+graph::TensorMap gather_data(const PyGraph& graph, const py::object& inputs, const py::object& params) {
   std::map<std::string, graph::TensorType> types;
   for (const graph::Op* op : graph.graph.inputs()) types.emplace(op->name, graph.graph.type(op->results[0]));
   std::map<std::string, graph::TensorType> parameter_types;
   for (const graph::Op* op : graph.graph.parameters()) parameter_types.emplace(op->name, graph.graph.type(op->results[0]));
   graph::TensorMap data;
-  for (const auto& [key, value] : inputs) {
+  for (const auto& [key, value] : as_dict(inputs, "inputs")) {
     const std::string name = py::str(key);
     auto found = types.find(name);
     if (found == types.end()) throw_bad_input(fmt::format("input '{}'", name), "the graph has no such input");
@@ -105,7 +112,7 @@ graph::TensorMap gather_data(const PyGraph& graph, const py::dict& inputs, const
       data.insert_or_assign(name, own->second);
     }
   if (!params.is_none())
-    for (const auto& [key, value] : params.cast<py::dict>()) {
+    for (const auto& [key, value] : as_dict(params, "params")) {
       const std::string name = py::str(key);
       auto found = parameter_types.find(name);
       if (found == parameter_types.end()) throw_bad_input(fmt::format("parameter '{}'", name), "the graph has no such parameter");
@@ -148,7 +155,7 @@ std::shared_ptr<PyGraph> load(const std::string& path, const std::map<std::strin
 }
 
 std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, const std::string& precision,
-                                  std::int64_t blocks, bool bias, std::uint64_t seed, std::optional<std::int64_t> tokens,
+                                  std::int64_t blocks, bool bias, std::int64_t seed, std::optional<std::int64_t> tokens,
                                   std::optional<std::int64_t> width, std::optional<std::int64_t> hidden,
                                   std::optional<std::int64_t> layers, bool head) {
   const bool tower = name == "siglip-vit" || name == "vit";
@@ -156,6 +163,7 @@ std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, c
     throw_bad_input(layers ? fmt::format("layers {}", *layers) : "head False",
                     "applies to workload siglip-vit or vit only, not {}", name);
   if (layers && *layers < 1) throw_bad_input(fmt::format("layers {}", *layers), "must be >= 1");
+  if (seed < 0) throw_bad_input(fmt::format("seed {}", seed), "must be >= 0");
   graph::MlpOptions options;
   options.layers = layers;
   options.head = head;
@@ -165,7 +173,7 @@ std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, c
   options.batch = batch;
   options.blocks = blocks;
   options.bias = bias;
-  options.seed = seed;
+  options.seed = static_cast<std::uint64_t>(seed);
   const std::optional<graph::Precision> parsed = graph::parse_precision(precision);
   if (!parsed) throw_bad_input(fmt::format("precision '{}'", precision), "must be fp8, fp16 or fp32");
   options.precision = *parsed;
@@ -175,21 +183,23 @@ std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, c
   loaded->title = name;
   loaded->identity = bench::workload_case(name, options, 0);
   loaded->identity->workload = bench::workload_label(name, options);
-  loaded->data = graph::generate_data(built.graph, seed, built.data_rules);
+  loaded->data = graph::generate_data(built.graph, options.seed, built.data_rules);
   loaded->graph = std::move(built.graph);
   return loaded;
 }
 
-compiler::CompileOptions compile_options(const std::string& target, std::uint32_t budget_kib) {
+compiler::CompileOptions compile_options(const std::string& target, std::int64_t budget_kib) {
   compiler::CompileOptions options;
   options.machine = machine_by_name(target);
-  options.budget_bytes = budget_kib * 1024;
-  if (budget_kib != 0 && options.budget_bytes > options.machine.memory_bytes())
-    throw_bad_input(fmt::format("budget_kib {}", budget_kib), "exceeds the tile's memory");
+  const std::int64_t tile_kib = options.machine.memory_bytes() / 1024;
+  if (budget_kib < 0 || budget_kib > tile_kib)
+    throw_bad_input(fmt::format("budget_kib {}", budget_kib), "must be from 0 (the whole tile) to the tile's {} KiB",
+                    tile_kib);
+  options.budget_bytes = static_cast<std::uint32_t>(budget_kib * 1024);
   return options;
 }
 
-py::tuple run(const PyPackage& package, const py::dict& inputs, const py::object& params, const std::string& fp8) {
+py::tuple run(const PyPackage& package, const py::object& inputs, const py::object& params, const std::string& fp8) {
   const bool codes = codes_requested(fp8);
   const graph::TensorMap data = gather_data(*package.graph, inputs, params);
   bench::CaseRequest request;
@@ -257,7 +267,7 @@ PYBIND11_MODULE(tilec, m) {
            py::arg("fp8") = "float32", "The data the graph brings (its parameters, a workload's inputs too)")
       .def(
           "compile",
-          [](const std::shared_ptr<PyGraph>& g, const std::string& target, std::uint32_t budget_kib) {
+          [](const std::shared_ptr<PyGraph>& g, const std::string& target, std::int64_t budget_kib) {
             auto package = std::make_shared<PyPackage>();
             package->graph = g;
             package->options = compile_options(target, budget_kib);
@@ -287,7 +297,7 @@ PYBIND11_MODULE(tilec, m) {
         "layers and head for the towers");
   m.def(
       "reference",
-      [](const PyGraph& g, const py::dict& inputs, const py::object& params, const std::string& fp8) {
+      [](const PyGraph& g, const py::object& inputs, const py::object& params, const std::string& fp8) {
         const bool codes = codes_requested(fp8);
         const graph::TensorMap data = gather_data(g, inputs, params);
         graph::ReferenceResult result;

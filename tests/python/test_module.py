@@ -136,6 +136,23 @@ class ModuleTest(unittest.TestCase):
             tilec.load(truncated)
         with self.assertRaisesRegex(tilec.Error, "fp8"):
             tilec.reference(graph, {"x": np.zeros((16, 16), np.float32)}, fp8="bytes")
+        # Values of the right Python type but out of range, and the wrong
+        # containers: tilec.Error too, never a TypeError or a wrapped budget.
+        wrong = {
+            "negative budget": (lambda: graph.compile(target="ipu21:16", budget_kib=-1),
+                                r"^budget_kib -1: must be from 0 \(the whole tile\) to the tile's 624 KiB$"),
+            "budget past 4 GiB": (lambda: graph.compile(target="ipu21:16", budget_kib=4194304),
+                                  r"^budget_kib 4194304: must be from 0"),
+            "negative seed": (lambda: tilec.workload("mlp", seed=-1), r"^seed -1: must be >= 0$"),
+            "inputs not a dict": (lambda: tilec.reference(graph, None),
+                                  r"^inputs: must be a dict of name -> NumPy array, not NoneType$"),
+            "params not a dict": (lambda: tilec.reference(graph, {"x": np.zeros((16, 16), np.float32)}, params=[1]),
+                                  r"^params: must be a dict of name -> NumPy array, not list$"),
+        }
+        for case, (call, message) in wrong.items():
+            with self.subTest(case):
+                with self.assertRaisesRegex(tilec.Error, message):
+                    call()
 
 
 if __name__ == "__main__":
