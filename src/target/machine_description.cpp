@@ -8,6 +8,7 @@
 #include <charconv>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
 
 namespace tilec {
@@ -291,6 +292,7 @@ MachineModel machine_with_overrides(const MachineModel& base, std::string_view o
   const std::string where =
       fmt::format("target {}{}{}", base.name, base.name.find(':') == std::string::npos ? ":" : ",", overrides);
   MachineModel model = base;
+  std::set<std::string_view> given;
   std::size_t from = 0;
   while (from <= overrides.size()) {
     const std::size_t comma = std::min(overrides.find(',', from), overrides.size());
@@ -301,6 +303,7 @@ MachineModel machine_with_overrides(const MachineModel& base, std::string_view o
     const std::string_view key = item.substr(0, equals);
     const FieldAccess* field = find_field(key);
     if (!field) throw_bad_input(where, "unknown field '{}' (the fields: {})", key, field_keys());
+    if (!given.insert(key).second) throw_bad_input(where, "{} is given twice", key);
     set_field(model, *field, parse_value(*field, item.substr(equals + 1), where), where);
     from = comma + 1;
   }

@@ -93,6 +93,7 @@ TEST(MachineDescription, BadOverridesNameTheFieldAndTheProblem) {
       {"ipu21:speed=9", "unknown field 'speed' (the fields: tiles, tiles-per-column,"},
       {"ipu21:tiles", "'tiles' is not field=value"},
       {"ipu21:tiles=many", "tiles: 'many' is not a whole number"},
+      {"ipu21:tiles=16,tiles=32", "target ipu21:tiles=16,tiles=32: tiles is given twice"},
       {"ipu21:exchange-bytes=0", "exchange-bytes: 0 is not a multiple of 4 in 4..256"},
       {"ipu21:exchange-bytes=6", "exchange-bytes: 6 is not a multiple of 4"},
       {"ipu21:amp-f8-macs=256", "amp-f8-macs: 256 cannot be honoured: amp.f8 does 128 MACs an issue"},
