@@ -1,7 +1,10 @@
 #include "compiler/lowering.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <tuple>
+#include <utility>
 
 namespace tilec::compiler {
 
@@ -22,11 +25,21 @@ bool contiguous(const Transfer& t) { return t.source_pattern.contiguous() && t.d
 
 void merge_copies(Lir& lir) {
   std::vector<Transfer>& transfers = lir.transfers;
-  // One multicast for identical bytes going to different tiles.
-  std::stable_sort(transfers.begin(), transfers.end(),
-                   [](const Transfer& a, const Transfer& b) { return transfer_key(a) < transfer_key(b); });
+  // One multicast for identical bytes going to different tiles. Indices are
+  // sorted, not the transfers (each holds a tile list and a text).
+  std::vector<std::size_t> order(transfers.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return transfer_key(transfers[a]) < transfer_key(transfers[b]); });
+  int tiles = 0;
+  for (const Transfer& transfer : transfers)
+    for (int tile : transfer.destination_tiles) tiles = std::max(tiles, tile + 1);
+  // The merged transfer each tile was last listed in: a multicast lists a
+  // tile once, and wide ones are not searched.
+  std::vector<std::size_t> listed_in(static_cast<std::size_t>(tiles), SIZE_MAX);
   std::vector<Transfer> merged;
-  for (Transfer& transfer : transfers) {
+  for (std::size_t index : order) {
+    Transfer& transfer = transfers[index];
     if (!merged.empty()) {
       Transfer& last = merged.back();
       bool same_source = last.phase == transfer.phase && last.source_tile == transfer.source_tile &&
@@ -36,8 +49,7 @@ void merge_copies(Lir& lir) {
           last.destination.offset == transfer.destination.offset &&
           last.destination_pattern == transfer.destination_pattern) {
         for (int tile : transfer.destination_tiles)
-          if (std::find(last.destination_tiles.begin(), last.destination_tiles.end(), tile) ==
-              last.destination_tiles.end())
+          if (std::exchange(listed_in[static_cast<std::size_t>(tile)], merged.size() - 1) != merged.size() - 1)
             last.destination_tiles.push_back(tile);
         continue;
       }
@@ -57,6 +69,7 @@ void merge_copies(Lir& lir) {
       }
     }
     merged.push_back(std::move(transfer));
+    for (int tile : merged.back().destination_tiles) listed_in[static_cast<std::size_t>(tile)] = merged.size() - 1;
   }
   for (Transfer& transfer : merged) std::sort(transfer.destination_tiles.begin(), transfer.destination_tiles.end());
   transfers = std::move(merged);
