@@ -158,11 +158,6 @@ std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, c
                                   std::int64_t blocks, bool bias, std::int64_t seed, std::optional<std::int64_t> tokens,
                                   std::optional<std::int64_t> width, std::optional<std::int64_t> hidden,
                                   std::optional<std::int64_t> layers, bool head) {
-  const bool tower = name == "siglip-vit" || name == "vit";
-  if ((layers || !head) && !tower)
-    throw_bad_input(layers ? fmt::format("layers {}", *layers) : "head False",
-                    "applies to workload siglip-vit or vit only, not {}", name);
-  if (layers && *layers < 1) throw_bad_input(fmt::format("layers {}", *layers), "must be >= 1");
   if (seed < 0) throw_bad_input(fmt::format("seed {}", seed), "must be >= 0");
   graph::MlpOptions options;
   options.layers = layers;

@@ -59,9 +59,9 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual(report["case"], "fp16-b1-l1-default")
         with_head = tilec.workload("vit", precision="fp16", layers=2)
         self.assertNotEqual(tower.json(), with_head.json())
-        with self.assertRaisesRegex(tilec.Error, r"^layers 0: must be >= 1$"):
+        with self.assertRaisesRegex(tilec.Error, r"^workload: layers 0 must be >= 1$"):
             tilec.workload("vit", layers=0)
-        with self.assertRaisesRegex(tilec.Error, "applies to workload siglip-vit or vit only, not mlp"):
+        with self.assertRaisesRegex(tilec.Error, "workload 'mlp': layers and head are options of workloads"):
             tilec.workload("mlp", layers=2)
 
     def test_fp8_outputs_as_floats_or_codes(self):
