@@ -86,8 +86,10 @@ py::array to_array(const graph::Tensor& tensor, bool fp8_codes) {
 
 // `value` as a dict of name -> array, or a one-line error naming `what`.
 py::dict as_dict(const py::object& value, const char* what) {
-  if (!py::isinstance<py::dict>(value))
-    throw_bad_input(what, "must be a dict of name -> NumPy array, not {}", std::string(py::str(value.get_type().attr("__name__"))));
+  if (!py::isinstance<py::dict>(value)) {
+    const std::string type = py::str(value.get_type().attr("__name__"));
+    throw_bad_input(what, "must be a dict of name -> NumPy array, not {}", type);
+  }
   return value.cast<py::dict>();
 }
 

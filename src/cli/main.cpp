@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   tilec::cli::add_bench_command(app);
   tilec::cli::add_onnx_commands(app);
 
-  const int code = [&] {
+  int result = [&] {
     try {
       app.parse(argc, argv);
     } catch (const CLI::Success& success) {
@@ -68,7 +68,6 @@ int main(int argc, char** argv) {
   }();
   // Output that could not be written (a full disk under a redirection)
   // fails a run that did not fail otherwise.
-  int result = code;
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     std::fprintf(stderr, "tilec: error: standard output: cannot write: %s\n", std::strerror(errno));
     result = result ? result : 1;

@@ -33,13 +33,13 @@ namespace {
 // The search counts the kernel library at this size: which variants a plan
 // needs is known only once it is built.
 constexpr std::uint32_t kLibraryEstimate = 2 * 1024;
+
 // Before the exchange schedule exists, the supervisor's code is estimated
 // low: the provisional placement (with the exact library and argument
 // blocks) only rejects plans that cannot fit even with lean code; the exact
-// placement decides the rest.
-// Receives are armed in a fixed order (order_receives), so their code is
-// known before the schedule; a send takes its address, its xwait
-// and itself.
+// placement decides the rest. Receives are armed in a fixed order
+// (order_receives), so their code is known before the schedule; a send
+// takes its address, its xwait and itself.
 std::uint32_t supervisor_estimate(const Lir& lir) {
   const auto group_size = static_cast<std::size_t>(lir.mid->groups.group_size);
   std::vector<std::uint32_t> bytes(group_size, 0);
@@ -258,8 +258,8 @@ class Driver {
   }
 
   bool fits(const MemoryMap& map, const Lir& lir, const std::string& plan, std::int64_t estimate, const char* when) {
+    if (fits_budget(map)) return true;
     const std::uint32_t peak = map.peak_bytes(options_.machine);
-    if (map.fits_classes && peak <= options_.budget()) return true;
     std::string why = map.fits_classes ? fmt::format("{} bytes over the budget", peak - options_.budget()) : map.overflow;
     log(fmt::format("rejected ({}): {}: peak {} bytes (estimated {}): {}", when, plan, peak, estimate, why));
     last_rejected_peak_ = peak;
