@@ -202,6 +202,9 @@ class Driver {
       Span span("size_tile_code");
       sizes = size_tile_code(TileCodeContext{lir, exchanges, image, machine, nullptr});
     }
+    // The provisional placement took the argument blocks' size from the tasks.
+    TILEC_CHECK(sizes.arguments == argument_bytes(lir), "argument blocks of {} bytes, {} expected", sizes.arguments,
+                argument_bytes(lir));
     dump("size_tile_code", [&] {
       return fmt::format("supervisor code {} bytes, argument blocks {} bytes (the largest over tiles)\n", sizes.code,
                          sizes.arguments);
