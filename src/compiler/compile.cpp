@@ -37,9 +37,9 @@ constexpr std::uint32_t kLibraryEstimate = 2 * 1024;
 // Before the exchange schedule exists, the supervisor's code is estimated
 // low: the provisional placement (with the exact library and argument
 // blocks) only rejects plans that cannot fit even with lean code; the exact
-// placement decides the rest. Receives are armed in a fixed order
-// (order_receives), so their code is known before the schedule; a send
-// takes its address, its xwait and itself.
+// placement decides the rest. Receives are armed in one of two orders
+// (order_receives), so their code is known before the schedule (the
+// leaner counts); a send takes its address, its xwait and itself.
 std::uint32_t supervisor_estimate(const Lir& lir) {
   const auto group_size = static_cast<std::size_t>(lir.mid->groups.group_size);
   std::vector<std::uint32_t> bytes(group_size, 0);
@@ -51,16 +51,21 @@ std::uint32_t supervisor_estimate(const Lir& lir) {
     for (int tile : transfer.destination_tiles)
       receives[static_cast<std::size_t>(transfer.phase)][static_cast<std::size_t>(tile)].push_back(static_cast<int>(index));
   }
-  for (auto& phase : receives)
-    for (std::size_t tile = 0; tile < group_size; ++tile) {
-      order_receives(lir, phase[tile]);
-      ExchangeRegisters registers;
-      for (int index : phase[tile]) {
-        const Transfer& transfer = lir.transfers[static_cast<std::size_t>(index)];
-        const ExchangeAction action{ExchangeAction::Kind::Receive, index, static_cast<std::uint32_t>(transfer.source_tile), 0};
-        bytes[tile] += isa::kBundleBytes * static_cast<std::uint32_t>(exchange_action_code(action, transfer, registers).bundles);
-      }
+  const auto receive_bundles = [&](std::vector<int> list, bool widest_first) {
+    order_receives(lir, list, widest_first);
+    ExchangeRegisters registers;
+    int bundles = 0;
+    for (int index : list) {
+      const Transfer& transfer = lir.transfers[static_cast<std::size_t>(index)];
+      const ExchangeAction action{ExchangeAction::Kind::Receive, index, static_cast<std::uint32_t>(transfer.source_tile), 0};
+      bundles += exchange_action_code(action, transfer, registers).bundles;
     }
+    return static_cast<std::uint32_t>(bundles);
+  };
+  for (auto& phase : receives)
+    for (std::size_t tile = 0; tile < group_size; ++tile)
+      if (!phase[tile].empty())
+        bytes[tile] += isa::kBundleBytes * std::min(receive_bundles(phase[tile], false), receive_bundles(phase[tile], true));
   for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 64;
   return 256 + 32 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
 }

@@ -27,8 +27,35 @@ class GroupPhaseScheduler {
       : lir_(lir), machine_(machine), plan_(plan), phase_(phase), group_(group), group_ids_(group_ids) {}
 
   void schedule(const std::vector<int>& transfers) {
+    base_ = static_cast<std::uint32_t>(group_ * lir_.mid->groups.group_size);
+    // Widest multicasts first (each needs all its receivers free at once,
+    // which single sends placed before it keep fragmenting) wins where the
+    // receivers bound the phase, list order where the senders do: a phase
+    // mixing them is scheduled both ways and keeps the shorter.
+    Schedule best = run(transfers, false);
+    const auto fanout = [&](int index) { return lir_.transfers[static_cast<std::size_t>(index)].destination_tiles.size(); };
+    const auto [narrowest, widest] = std::minmax_element(transfers.begin(), transfers.end(),
+                                                         [&](int a, int b) { return fanout(a) < fanout(b); });
+    if (fanout(*narrowest) != fanout(*widest)) {
+      Schedule widest_first = run(transfers, true);
+      if (widest_first.cycles < best.cycles) best = std::move(widest_first);
+    }
+    for (std::size_t tile = 0; tile < best.actions.size(); ++tile)
+      plan_.actions[static_cast<std::size_t>(phase_)][base_ + tile] = std::move(best.actions[tile]);
+    plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], best.cycles);
+  }
+
+ private:
+  struct Schedule {
+    std::vector<std::vector<ExchangeAction>> actions;  // by group-relative tile
+    std::uint32_t cycles = 0;
+  };
+
+  Schedule run(const std::vector<int>& transfers, bool widest_first) {
     const int group_size = lir_.mid->groups.group_size;
-    base_ = static_cast<std::uint32_t>(group_ * group_size);
+    Schedule result;
+    result.actions.resize(static_cast<std::size_t>(group_size));
+    auto actions = [&](int tile) -> std::vector<ExchangeAction>& { return result.actions[static_cast<std::size_t>(tile)]; };
     std::vector<std::vector<int>> sends(static_cast<std::size_t>(group_size));
     std::vector<std::vector<int>> receives(static_cast<std::size_t>(group_size));
     for (int index : transfers) {
@@ -36,12 +63,14 @@ class GroupPhaseScheduler {
       sends[static_cast<std::size_t>(transfer.source_tile)].push_back(index);
       for (int tile : transfer.destination_tiles) receives[static_cast<std::size_t>(tile)].push_back(index);
     }
+    if (widest_first)
+      for (std::vector<int>& list : sends) order_sends(lir_, list);
     // Receives: armed first, ordered by source (then by the source's order).
     std::vector<std::uint32_t> armed(static_cast<std::size_t>(group_size), 0);
     std::vector<ExchangeRegisters> registers(static_cast<std::size_t>(group_size));
     for (int tile = 0; tile < group_size; ++tile) {
       auto& list = receives[static_cast<std::size_t>(tile)];
-      order_receives(lir_, list);
+      order_receives(lir_, list, widest_first);
       std::uint32_t time = kIssue * kPhasePrologueBundles;
       std::vector<ActionCode> codes;
       for (int index : list) {
@@ -96,20 +125,23 @@ class GroupPhaseScheduler {
     // the evaluation's number.
     std::vector<std::uint32_t> owed(static_cast<std::size_t>(group_size), 0);
     std::uint32_t evaluation = 0;
-    auto evaluate = [&](int tile) {
+    auto evaluate = [&](int tile, std::size_t fanout) {  // fanout 0: any
       const std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
       ++evaluation;
       std::optional<Candidate> best;
       int best_rotation = 0;
-      std::size_t receivers_weighed = 0;
-      for (std::size_t position = 0; position < list.size() && position < kSendWindow; ++position) {
+      std::size_t receivers_weighed = 0, weighed = 0;
+      for (std::size_t position = 0; position < list.size() && weighed < kSendWindow; ++position) {
         const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(list[position])];
-        receivers_weighed += transfer.destination_tiles.size();
-        if (position > 0 && receivers_weighed > kReceiverWindow) break;
+        const bool in_pass = fanout == 0 || transfer.destination_tiles.size() == fanout;
+        if (in_pass) {
+          receivers_weighed += transfer.destination_tiles.size();
+          if (weighed++ > 0 && receivers_weighed > kReceiverWindow) break;
+        }
         bool free_to_go = std::none_of(transfer.destination_tiles.begin(), transfer.destination_tiles.end(),
                                        [&](int r) { return owed[static_cast<std::size_t>(r)] == evaluation; });
         for (int r : transfer.destination_tiles) owed[static_cast<std::size_t>(r)] = evaluation;
-        if (!free_to_go) continue;
+        if (!free_to_go || !in_pass) continue;
         Candidate candidate = evaluate_send(tile, position);
         int candidate_rotation = rotation(tile, transfer);
         if (!best || candidate.start < best->start ||
@@ -118,44 +150,54 @@ class GroupPhaseScheduler {
           best_rotation = candidate_rotation;
         }
       }
-      return *best;
+      return best;
     };
+    // In passes by fan-out, widest first, when asked to.
+    std::vector<std::size_t> fanouts;
+    if (widest_first)
+      for (int index : transfers) fanouts.push_back(lir_.transfers[static_cast<std::size_t>(index)].destination_tiles.size());
+    std::sort(fanouts.begin(), fanouts.end(), std::greater<>());
+    fanouts.erase(std::unique(fanouts.begin(), fanouts.end()), fanouts.end());
+    fanouts.push_back(0);  // any fan-out (the only pass in list order)
     using Entry = std::pair<std::uint32_t, int>;  // (start, tile): ties go to the lower tile
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
-    for (int tile = 0; tile < group_size; ++tile)
-      if (!pending[static_cast<std::size_t>(tile)].empty()) queue.emplace(evaluate(tile).start, tile);
-    while (!queue.empty()) {
-      auto [start, tile] = queue.top();
-      queue.pop();
-      Candidate candidate = evaluate(tile);
-      if (candidate.start > start) {
-        queue.emplace(candidate.start, tile);
-        continue;
+    for (std::size_t fanout : fanouts) {
+      std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+      for (int tile = 0; tile < group_size; ++tile)
+        if (std::optional<Candidate> candidate = evaluate(tile, fanout)) queue.emplace(candidate->start, tile);
+      while (!queue.empty()) {
+        auto [start, tile] = queue.top();
+        queue.pop();
+        std::optional<Candidate> candidate = evaluate(tile, fanout);
+        if (!candidate) continue;
+        if (candidate->start > start) {
+          queue.emplace(candidate->start, tile);
+          continue;
+        }
+        const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(candidate->action.transfer)];
+        candidate->action.start = candidate->start;
+        actions(tile).push_back(candidate->action);
+        registers[static_cast<std::size_t>(tile)] = candidate->registers;
+        const std::uint32_t cycles = transfer_cycles(transfer);
+        ready[static_cast<std::size_t>(tile)] = candidate->start + std::max(cycles, kIssue);
+        for (int receiver : transfer.destination_tiles) {
+          std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
+          port_free[static_cast<std::size_t>(receiver)] = candidate->start + latency + cycles;
+          longest = std::max(longest, candidate->start + latency + cycles);
+        }
+        longest = std::max(longest, ready[static_cast<std::size_t>(tile)]);
+        std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(candidate->position));
+        if (std::optional<Candidate> next = evaluate(tile, fanout)) queue.emplace(next->start, tile);
       }
-      const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(candidate.action.transfer)];
-      candidate.action.start = candidate.start;
-      actions(tile).push_back(candidate.action);
-      registers[static_cast<std::size_t>(tile)] = candidate.registers;
-      const std::uint32_t cycles =
-          (transfer.bytes + machine_.exchange_bytes_per_cycle - 1) / machine_.exchange_bytes_per_cycle;
-      ready[static_cast<std::size_t>(tile)] = candidate.start + std::max(cycles, kIssue);
-      for (int receiver : transfer.destination_tiles) {
-        std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
-        port_free[static_cast<std::size_t>(receiver)] = candidate.start + latency + cycles;
-        longest = std::max(longest, candidate.start + latency + cycles);
-      }
-      longest = std::max(longest, ready[static_cast<std::size_t>(tile)]);
-      std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
-      list.erase(list.begin() + static_cast<std::ptrdiff_t>(candidate.position));
-      if (!list.empty()) queue.emplace(evaluate(tile).start, tile);
     }
-    plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], longest);
+    for (const std::vector<int>& list : pending) TILEC_CHECK(list.empty(), "a send was left unscheduled");
+    result.cycles = longest;
+    return result;
   }
 
- private:
   std::uint32_t absolute(int tile) const { return base_ + static_cast<std::uint32_t>(tile); }
-  std::vector<ExchangeAction>& actions(int tile) {
-    return plan_.actions[static_cast<std::size_t>(phase_)][absolute(tile)];
+  std::uint32_t transfer_cycles(const Transfer& transfer) const {
+    return (transfer.bytes + machine_.exchange_bytes_per_cycle - 1) / machine_.exchange_bytes_per_cycle;
   }
 
   // A multicast's exchange group is numbered when a send to it is first
@@ -185,7 +227,15 @@ class GroupPhaseScheduler {
 
 }  // namespace
 
-void order_receives(const Lir& lir, std::vector<int>& receives) {
+void order_sends(const Lir& lir, std::vector<int>& sends) {
+  std::stable_sort(sends.begin(), sends.end(), [&](int a, int b) {
+    return lir.transfers[static_cast<std::size_t>(a)].destination_tiles.size() >
+           lir.transfers[static_cast<std::size_t>(b)].destination_tiles.size();
+  });
+}
+
+void order_receives(const Lir& lir, std::vector<int>& receives, bool widest_first) {
+  if (widest_first) order_sends(lir, receives);
   std::stable_sort(receives.begin(), receives.end(), [&](int a, int b) {
     return lir.transfers[static_cast<std::size_t>(a)].source_tile < lir.transfers[static_cast<std::size_t>(b)].source_tile;
   });

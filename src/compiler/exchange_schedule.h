@@ -13,7 +13,9 @@
 // (ties rotate round the group, so an all-to-all takes one round per peer),
 // with the
 // supervisor's own instruction time counted exactly as the emitted code
-// will spend it. Multicast sends name exchange groups (tile lists, shared
+// will spend it. A phase mixing fan-outs is also scheduled widest first
+// (each pass of one fan-out, receives armed to match), and the shorter
+// schedule kept. Multicast sends name exchange groups (tile lists, shared
 // by the package).
 // Produces: per phase and tile, the ordered actions with planned cycles,
 // the exchange groups, and each phase's length.
@@ -87,10 +89,13 @@ struct ReceiveLoop {
 // The loops of a tile's receives, from their codes in arming order.
 std::vector<ReceiveLoop> receive_loops(const std::vector<ActionCode>& codes);
 
+// A tile's sends of one phase, widest multicasts first, otherwise in the
+// transfers' order.
+void order_sends(const Lir& lir, std::vector<int>& sends);
 // A tile's receives of one phase in the order it arms them: by source, then
-// in the source's order (which keeps each source's receives in its send
-// order).
-void order_receives(const Lir& lir, std::vector<int>& receives);
+// in the source's order, the transfers' or widest first (which keeps each
+// source's receives in its send order).
+void order_receives(const Lir& lir, std::vector<int>& receives, bool widest_first);
 
 // The code for one action, and the registers after it.
 ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers);
