@@ -1,8 +1,10 @@
 #include "compiler/exchange_schedule.h"
 
 #include "support/error.h"
+#include "support/parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -32,14 +34,14 @@ class GroupPhaseScheduler {
     // which single sends placed before it keep fragmenting) wins where the
     // receivers bound the phase, list order where the senders do: a phase
     // mixing them is scheduled both ways and keeps the shorter.
-    Schedule best = run(transfers, false);
+    number_groups(transfers);
     const auto fanout = [&](int index) { return lir_.transfers[static_cast<std::size_t>(index)].destination_tiles.size(); };
     const auto [narrowest, widest] = std::minmax_element(transfers.begin(), transfers.end(),
                                                          [&](int a, int b) { return fanout(a) < fanout(b); });
-    if (fanout(*narrowest) != fanout(*widest)) {
-      Schedule widest_first = run(transfers, true);
-      if (widest_first.cycles < best.cycles) best = std::move(widest_first);
-    }
+    const bool mixed = fanout(*narrowest) != fanout(*widest);
+    std::array<Schedule, 2> schedules;  // list order, widest first
+    parallel_for(0, mixed ? 2 : 1, [&](std::size_t order) { schedules[order] = run(transfers, order == 1); });
+    Schedule& best = mixed && schedules[1].cycles < schedules[0].cycles ? schedules[1] : schedules[0];
     for (std::size_t tile = 0; tile < best.actions.size(); ++tile)
       plan_.actions[static_cast<std::size_t>(phase_)][base_ + tile] = std::move(best.actions[tile]);
     plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], best.cycles);
@@ -200,19 +202,23 @@ class GroupPhaseScheduler {
     return (transfer.bytes + machine_.exchange_bytes_per_cycle - 1) / machine_.exchange_bytes_per_cycle;
   }
 
-  // A multicast's exchange group is numbered when a send to it is first
-  // weighed; the number is kept for the transfer's later weighings.
-  std::uint32_t destination(int index, const Transfer& transfer) {
+  // The phase's multicasts name exchange groups, numbered in transfer order
+  // (a tile list already named keeps its number).
+  void number_groups(const std::vector<int>& transfers) {
+    for (int index : transfers) {
+      const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(index)];
+      if (transfer.destination_tiles.size() == 1) continue;
+      std::vector<std::uint32_t> tiles;
+      tiles.reserve(transfer.destination_tiles.size());
+      for (int tile : transfer.destination_tiles) tiles.push_back(absolute(tile));
+      auto [it, inserted] = group_ids_.emplace(tiles, static_cast<int>(plan_.groups.size()));
+      if (inserted) plan_.groups.push_back(std::move(tiles));
+      multicast_destinations_.emplace(index, kMulticast | static_cast<std::uint32_t>(it->second));
+    }
+  }
+  std::uint32_t destination(int index, const Transfer& transfer) const {
     if (transfer.destination_tiles.size() == 1) return absolute(transfer.destination_tiles.front());
-    auto [known, first] = multicast_destinations_.try_emplace(index, 0);
-    if (!first) return known->second;
-    std::vector<std::uint32_t> tiles;
-    tiles.reserve(transfer.destination_tiles.size());
-    for (int tile : transfer.destination_tiles) tiles.push_back(absolute(tile));
-    auto [it, inserted] = group_ids_.emplace(tiles, static_cast<int>(plan_.groups.size()));
-    if (inserted) plan_.groups.push_back(std::move(tiles));
-    known->second = kMulticast | static_cast<std::uint32_t>(it->second);
-    return known->second;
+    return multicast_destinations_.at(index);
   }
 
   const Lir& lir_;
