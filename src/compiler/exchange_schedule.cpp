@@ -179,7 +179,8 @@ class GroupPhaseScheduler {
         candidate->action.start = candidate->start;
         actions(tile).push_back(candidate->action);
         registers[static_cast<std::size_t>(tile)] = candidate->registers;
-        const std::uint32_t cycles = transfer_cycles(transfer);
+        const std::uint32_t cycles =
+            (transfer.bytes + machine_.exchange_bytes_per_cycle - 1) / machine_.exchange_bytes_per_cycle;
         ready[static_cast<std::size_t>(tile)] = candidate->start + std::max(cycles, kIssue);
         for (int receiver : transfer.destination_tiles) {
           std::uint32_t latency = machine_.exchange_latency(absolute(transfer.source_tile), absolute(receiver));
@@ -198,9 +199,6 @@ class GroupPhaseScheduler {
   }
 
   std::uint32_t absolute(int tile) const { return base_ + static_cast<std::uint32_t>(tile); }
-  std::uint32_t transfer_cycles(const Transfer& transfer) const {
-    return (transfer.bytes + machine_.exchange_bytes_per_cycle - 1) / machine_.exchange_bytes_per_cycle;
-  }
 
   // The phase's multicasts name exchange groups, numbered in transfer order
   // (a tile list already named keeps its number).
