@@ -93,16 +93,10 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
   Label start;
   start.choice.assign(chain.steps.size(), -1);
   start.layout_of.assign(chain.activations.size(), -1);
-  start.ready.assign(chain.activations.size(), -1);
   states[{-1, -1}].push_back(start);
 
   for (int index = 0; index < static_cast<int>(chain.steps.size()); ++index) {
     const Step& step = chain.steps[index];
-    // A repeat owns whole phases: its first exchange, and the first after
-    // it, open new ones.
-    if (chain.repeat && (index == chain.repeat->first_step || index == chain.repeat->last_step + 1))
-      for (auto& [state, labels] : states)
-        for (Label& label : labels) label.phase_closed = true;
     std::map<State, std::vector<Label>> next;
     // Layout ids that depend on the step and candidate alone, asked of the
     // table once each: the first label asks them in the order it always did
@@ -121,7 +115,6 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
       for (const Label& label : labels) {
         auto continue_with = [&](int layout, int entry_layout, Label grown) {
           grown.layout_of[static_cast<std::size_t>(step.output)] = layout;
-          grown.ready[static_cast<std::size_t>(step.output)] = grown.phase;
           insert_label(next[{layout, entry_layout}], std::move(grown));
         };
         // Where the step's input is (-1: a host input not bound yet).
@@ -161,18 +154,18 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           if (enters_region) {
             for (int id : entry_layouts(context, at)) {
               Label grown = label;
-              add_rearrange(context, step.input, at, id, 1.0, grown);
+              add_rearrange(context, at, id, storage_bytes(chain.activations[step.input].storage), 1.0, grown);
               continue_with(id, id, std::move(grown));
             }
             continue;
           }
           Label grown = label;
-          grown.layout_of[static_cast<std::size_t>(step.input)] = at;
           if (step.second_input >= 0) {
             const int other = label.layout_of[static_cast<std::size_t>(step.second_input)];
             const double repeat = in_region(chain, index) ? static_cast<double>(context.iterations) : 1.0;
-            if (other >= 0) add_rearrange(context, step.second_input, other, at, repeat, grown);
-            else grown.layout_of[static_cast<std::size_t>(step.second_input)] = at;  // a host input bound there
+            if (other >= 0)
+              add_rearrange(context, other, at, storage_bytes(chain.activations[step.second_input].storage), repeat,
+                            grown);
           }
           add_elementwise(context, index, at, grown);
           continue_with(at, entry, std::move(grown));
@@ -236,8 +229,9 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
         auto [current, entry] = state;
         for (Label label : labels) {
           if (entry >= 0 && current != entry) {
-            add_rearrange(context, chain.steps[index].output, current, entry, static_cast<double>(context.iterations),
-                          label);
+            const Activation& carried = chain.activations[chain.steps[index].output];
+            add_rearrange(context, current, entry, storage_bytes(carried.storage),
+                          static_cast<double>(context.iterations), label);
           }
           insert_label(closed[{entry >= 0 ? entry : current, -1}], std::move(label));
         }

@@ -14,35 +14,16 @@ void add_weight_bytes(Label& label, std::int64_t bytes, bool per_iteration) {
   if (per_iteration) label.record_bytes += bytes;
 }
 
-// Moves the current value of `activation` from layout `from` into layout
-// `to` (ids), where later readers find it (as construct_mid's value_in
-// leaves it: q, k and v read one moved copy of their input).
-void add_exchange_phase(Label& label, int ready, double repeat) {
-  if (ready >= label.phase || label.phase_closed) {
-    ++label.phase;
-  } else if (label.phase_exchanges) {
-    return;
-  } else if (label.phase == 0) {
-    label.leading_exchange = true;
-  }
-  label.phase_exchanges = true;
-  label.phase_closed = false;
-  label.exchanges += static_cast<int>(repeat);
-}
-
-void add_rearrange(const SearchContext& context, int activation, int from, int to, double repeat, Label& label) {
-  const bool tracked = !label.layout_of.empty();
-  if (tracked) label.layout_of[static_cast<std::size_t>(activation)] = to;
+// Moves the current value from layout `from` into layout `to` (ids).
+void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t element, double repeat,
+                   Label& label) {
   if (from == to) return;
-  const std::uint32_t element = storage_bytes(context.chain.activations[static_cast<std::size_t>(activation)].storage);
   const RearrangeCost cost = context.layouts.cost(from, to);
   if (!cost.needed()) return;
+  if (label.cycles == 0) label.leading_exchange = true;
   label.cycles += repeat * exchange_cycles(cost.elements_in * element, cost.elements_out * element, cost.transfers,
                                            context.options.machine, cost.patterned);
-  if (!tracked) return;
-  int& ready = label.ready[static_cast<std::size_t>(activation)];
-  add_exchange_phase(label, ready, repeat);
-  ready = label.phase;
+  label.exchanges += static_cast<int>(repeat);
   label.supervisor_bundles += 2 * cost.transfers + 4;
   std::int64_t live = element * (context.layouts.piece_elements(from) + context.layouts.piece_elements(to));
   label.activation_peak = std::max(label.activation_peak, live);
@@ -55,7 +36,7 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const StorageType input_storage = chain.activations[step.input].storage;
   const std::uint32_t input_bytes = storage_bytes(input_storage);
-  add_rearrange(context, step.input, from, input_layout, repeat, label);
+  add_rearrange(context, from, input_layout, input_bytes, repeat, label);
 
   const std::int64_t panels = largest_part_panels(row_split(context.panels(step.input), candidate.row_parts));
   const std::int64_t rows = panels * kPanelRows;
@@ -76,40 +57,28 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
       label.cycles += repeat * gemm_tile_cycles(part * panels, k_steps, input_storage.element, drain_f32);
     // The gather: every other row part's piece of the tile's block comes
     // in (multicast), its own goes out, in the exchange before the GEMM.
-    // The busiest receiver holds the least piece (none where there are
-    // more row parts than blocks).
-    const std::int64_t block_bytes =
-        kPanelRows * k_steps * storage_bytes(chain.weights[static_cast<std::size_t>(step.weight)].storage);
-    std::int64_t least = column_blocks, holders = 0;
-    for (const Range& piece : balanced_split(column_blocks, candidate.row_parts, 1)) {
-      least = std::min(least, piece.size());
-      holders += piece.size() > 0 ? 1 : 0;
-    }
-    const std::int64_t gathered = (column_blocks - least) * block_bytes;
-    label.cycles += repeat * exchange_cycles(gathered, own * block_bytes, holders - (least > 0 ? 1 : 0),
-                                             context.options.machine);
+    const std::int64_t piece_bytes =
+        own * kPanelRows * k_steps * storage_bytes(chain.weights[static_cast<std::size_t>(step.weight)].storage);
+    const std::int64_t gathered = piece_bytes * (candidate.row_parts - 1);
+    label.cycles += repeat * exchange_cycles(gathered, piece_bytes, candidate.row_parts - 1, context.options.machine);
     label.supervisor_bundles += 2 * (candidate.row_parts - 1) + 4;
-    gathered_bytes = column_blocks * block_bytes;
+    gathered_bytes = gathered + piece_bytes;
   }
 
   // The reduction: partials of this K part's share come in from the other
-  // K parts and are summed through the epilogue, in passes of at most
-  // kMaxCombineInputs (group_exchanges.cpp).
+  // K parts, plus a second local partial where a block was split between
+  // workers; the sum goes through the epilogue.
   std::int64_t share = round_up(ceil_div(candidate.max_columns, candidate.k_parts), 1);
   std::int64_t share_elements = rows * share;
   const StorageType out_storage = step.final_storage();
-  const StorageType partial{candidate.partial_type, 0};
-  int inputs = candidate.k_parts;
-  for (; inputs > kMaxCombineInputs; inputs -= kMaxCombineInputs - 1)
-    label.cycles += repeat * map_tile_cycles(partial_sum_variant(kMaxCombineInputs, partial), share_elements);
-  label.cycles += repeat * map_tile_cycles(combine_variant_for(true, inputs, partial, step.result, step.epilogue,
-                                                               chain.weights),
-                                           share_elements);
+  int inputs = candidate.k_parts + 1;
+  label.cycles += repeat * map_tile_cycles(share_elements, inputs, candidate.partial_type, step.epilogue,
+                                           out_storage.element);
   std::int64_t exchanged = 0;
   if (candidate.k_parts > 1) {
     exchanged = static_cast<std::int64_t>(candidate.k_parts - 1) * share_elements * partial_bytes;
     label.cycles += repeat * exchange_cycles(exchanged, exchanged, candidate.k_parts - 1, context.options.machine);
-    add_exchange_phase(label, label.phase, repeat);
+    label.exchanges += static_cast<int>(repeat);
     label.supervisor_bundles += 2 * (candidate.k_parts - 1) + 4;
   }
   label.supervisor_bundles += 40;
@@ -142,8 +111,7 @@ void add_elementwise(const SearchContext& context, int step_index, int layout, L
   int inputs = step.second_input >= 0 || step.table >= 0 ? 2 : 1;
   if (step.epilogue.empty() && inputs == 1) return;  // an identity copy: aliased later
   if (step.table >= 0) label.weight_bytes += elements * storage_bytes(in);
-  label.cycles += repeat * map_tile_cycles(combine_variant_for(false, inputs, in, step.result, step.epilogue, chain.weights),
-                                           elements);
+  label.cycles += repeat * map_tile_cycles(elements, inputs, in.element, step.epilogue, step.final_storage().element);
   label.activation_peak = std::max(label.activation_peak,
                                    elements * (inputs * storage_bytes(in) + storage_bytes(step.final_storage())));
   label.supervisor_bundles += 20;
@@ -158,8 +126,8 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& input = chain.activations[step.input];
-  add_rearrange(context, step.input, from,
-                context.layouts.id(row_input_layout(candidate, context.panels(step.input), input.cols)), repeat, label);
+  add_rearrange(context, from, context.layouts.id(row_input_layout(candidate, context.panels(step.input), input.cols)),
+                storage_bytes(input.storage), repeat, label);
   const std::int64_t panels = largest_part_panels(row_split(context.panels(step.input), candidate.row_parts));
   const std::int64_t rows = panels * kPanelRows;
   const std::int64_t share = ceil_div(input.cols, candidate.col_parts);
@@ -175,7 +143,7 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
     const std::int64_t slot = row_statistics_bytes(panels);
     label.cycles += repeat * exchange_cycles((candidate.col_parts - 1) * slot, slot, candidate.col_parts - 1,
                                              context.options.machine);
-    add_exchange_phase(label, label.phase, repeat);
+    label.exchanges += static_cast<int>(repeat);
     label.supervisor_bundles += 2 * (candidate.col_parts - 1) + 4 + 20;
     label.activation_peak =
         std::max(label.activation_peak, rows * share * (storage_bytes(input.storage) + storage_bytes(step.result)) +
@@ -222,9 +190,9 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
       // Bound from the host stored once in the layout read.
       const int stored = context.layouts.id(stored_once(context.layouts.at(wanted[i]), label.input_spread));
       label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
-      add_rearrange(context, operands[i], stored, wanted[i], repeat, label);
+      add_rearrange(context, stored, wanted[i], storage_bytes(a.storage), repeat, label);
     } else {
-      add_rearrange(context, operands[i], from, wanted[i], repeat, label);
+      add_rearrange(context, from, wanted[i], storage_bytes(a.storage), repeat, label);
     }
     held += pieces[i] * kPanelRows * storage_bytes(a.storage);
   }
@@ -241,7 +209,7 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
     // multicast) and receives a slot from every key part.
     const std::int64_t in = scratch.merge, out = scratch.partial + scratch.statistics;
     label.cycles += repeat * exchange_cycles(in, out, candidate.key_parts + 1, context.options.machine);
-    add_exchange_phase(label, label.phase, repeat);
+    label.exchanges += static_cast<int>(repeat);
     label.supervisor_bundles += 4 * candidate.key_parts + 8;
   }
   label.activation_peak = std::max(label.activation_peak, held + output_bytes + scratch.total());

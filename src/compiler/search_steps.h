@@ -100,12 +100,6 @@ struct Label {
   double cycles = 0;  // per chunk
   int exchanges = 0;  // exchange phases per chunk
   bool leading_exchange = false;  // the first phase is an exchange: the run starts with it, no sync before
-  // The phase compute is in now, as group_exchanges' assign_phases numbers
-  // them; whether it has an exchange yet, or must not be joined (a repeat
-  // owns whole phases).
-  int phase = 0;
-  bool phase_exchanges = false;
-  bool phase_closed = false;
   std::int64_t weight_bytes = 0;
   std::int64_t record_bytes = 0;  // of weight_bytes, those of every repeat iteration
   std::int64_t moved_record_bytes = 0;  // of record_bytes, moved weights' pieces
@@ -118,9 +112,6 @@ struct Label {
   // Where each activation computed (or bound) so far is: a layout id, or
   // -1. Steps read their inputs from there.
   std::vector<int> layout_of;
-  // The phase whose compute can read each activation's current value
-  // (-1: bound from the host, or not yet computed).
-  std::vector<int> ready;
 
   // Weights and the host input's per-chunk records stay for the whole run.
   bool dominates(const Label& other) const {
@@ -178,11 +169,8 @@ inline bool in_region(const Chain& chain, int step) {
 
 // What each step adds to a label (cycles, bytes, code), reading its input
 // from layout `from` (ids; see search_steps.cpp for each).
-void add_rearrange(const SearchContext& context, int activation, int from, int to, double repeat, Label& label);
-// An exchange of a value readable since phase `ready`: it joins the current
-// phase unless the value was computed (or moved) in it, as assign_phases
-// places it; a new phase costs a sync.
-void add_exchange_phase(Label& label, int ready, double repeat);
+void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t element, double repeat,
+                   Label& label);
 void add_gemm(const SearchContext& context, int step_index, const GemmCandidate& candidate, int from, int input_layout,
               Label& label);
 void add_elementwise(const SearchContext& context, int step_index, int layout, Label& label);
