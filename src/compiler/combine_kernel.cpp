@@ -381,9 +381,9 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Whole columns leave some worker one more than another, or idle.
+// Whole columns leave some worker one more than another, and more than one.
 bool uneven(std::int64_t columns, std::int64_t column_elements) {
-  return columns % kWorkers != 0 && column_elements % 16 == 0;
+  return columns > kWorkers && columns % kWorkers != 0 && column_elements % 16 == 0;
 }
 
 }  // namespace

@@ -49,8 +49,7 @@ std::int64_t combine_worker_bundles(const CombineShape& shape, std::int64_t colu
 
 // How the six workers share a combine run over `columns` columns of
 // `column_elements` elements (the columns back to back): whole columns, or
-// where whole columns would leave a worker one more than another (or,
-// without a bias, any worker idle),
+// where whole columns would leave a worker one more than another,
 // - without a bias stage (one loop over every column) 16-element panels
 //   of all the columns, each worker a run of them;
 // - with one (the bias reloads per column), where it is faster
