@@ -96,40 +96,34 @@ double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, 
          combine_run_cycles(variant, rest, column_elements, true);
 }
 
-CombineVariant combine_variant_for(bool reduction, int inputs, StorageType input, StorageType result,
-                                   const std::vector<EpilogueOp>& epilogue, const std::vector<Weight>& weights) {
+CombineVariant likely_combine_variant(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
+                                      ElementType output) {
   CombineVariant variant;
-  variant.inputs = inputs;
-  variant.input = input;
-  variant.sum = !reduction && inputs == 1 ? input : result;
-  // FP16 partial sums of a reduction are added in FP32 and rounded once.
-  if (reduction && input.element == ElementType::F16 && inputs > 1) {
-    variant.sum = StorageType{ElementType::F32, 0};
-    variant.stages.push_back(CombineStage{EpilogueOp::Kind::Cast, graph::GeluApproximation::Tanh, result});
-  }
+  variant.inputs = std::clamp(inputs, 1, kMaxCombineInputs);
+  variant.input = StorageType{input_type, 0};
+  bool later_f32 = output == ElementType::F32;
   for (const EpilogueOp& op : epilogue) {
-    variant.stages.push_back(CombineStage{op.kind, op.approximation, op.result});
-    if (op.kind == EpilogueOp::Kind::AddBias) variant.bias = weights[static_cast<std::size_t>(op.weight)].storage.element;
+    later_f32 |= op.result.element == ElementType::F32;
+    variant.stages.push_back(CombineStage{op.kind, op.approximation, StorageType{op.result.element, 0}});
   }
+  if (epilogue.empty()) variant.sum = StorageType{output, 0};
+  else if (variant.inputs == 1) variant.sum = variant.input;
+  else variant.sum = StorageType{input_type == ElementType::F32 && later_f32 ? ElementType::F32 : ElementType::F16, 0};
+  variant.bias = input_type == ElementType::F32 ? ElementType::F32 : ElementType::F16;
   return variant;
 }
 
-CombineVariant partial_sum_variant(int inputs, StorageType input) {
-  CombineVariant variant;
-  variant.inputs = inputs;
-  variant.input = input;
-  // A pass of FP16 partial sums adds in FP32 and rounds once, to FP16.
-  variant.sum = input.element == ElementType::F16 ? StorageType{ElementType::F32, 0} : input;
-  if (variant.sum != input)
-    variant.stages.push_back(CombineStage{EpilogueOp::Kind::Cast, graph::GeluApproximation::Tanh, input});
-  return variant;
+double map_bundles_per_8(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
+                         ElementType output) {
+  return cached_shape(likely_combine_variant(inputs, input_type, epilogue, output)).bundles_per_8();
 }
 
-double map_tile_cycles(const CombineVariant& variant, std::int64_t elements) {
+double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type,
+                       const std::vector<EpilogueOp>& epilogue, ElementType output) {
   if (elements == 0) return 0;
   // Six workers, one column each, in whole panels (two groups of 8).
   const std::int64_t per_worker = std::max<std::int64_t>((elements + 95) / 96 * 16, 16);
-  return combine_tile_cycles(variant, 6, per_worker);
+  return combine_tile_cycles(likely_combine_variant(inputs, input_type, epilogue, output), 6, per_worker);
 }
 
 namespace {

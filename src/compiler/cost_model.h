@@ -63,16 +63,19 @@ double combine_tile_cycles(const CombineVariant& variant, std::int64_t columns, 
 std::int64_t combine_rows_split_columns(const CombineVariant& variant, std::int64_t columns,
                                         std::int64_t column_elements);
 
-// The combine variant that sums a reduction's `inputs` partials, or maps
-// `inputs` inputs, of type `input` and applies `epilogue` to a step's
-// `result`: kernel_plan runs this variant and the planner prices it.
-CombineVariant combine_variant_for(bool reduction, int inputs, StorageType input, StorageType result,
-                                   const std::vector<EpilogueOp>& epilogue, const std::vector<Weight>& weights);
-// A pass that sums `inputs` partials of type `input` in place, before a
-// reduction's last (the kernels take at most kMaxCombineInputs inputs).
-CombineVariant partial_sum_variant(int inputs, StorageType input);
-// A variant's cycles over `elements` elements in one column per worker.
-double map_tile_cycles(const CombineVariant& variant, std::int64_t elements);
+// The same from the planner's view of an elementwise pass that reads
+// `inputs` (each of `input_type`), applies `epilogue` and stores `output`:
+// the variant it most likely becomes (the sum type is the output's when
+// there is no epilogue, the input's for one input, else FP32 when the input
+// and something after it are FP32, else FP16), over `elements` elements in
+// one column per worker.
+CombineVariant likely_combine_variant(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
+                                      ElementType output);
+// Bundles a worker issues per 8 elements in the loop of that variant.
+double map_bundles_per_8(int inputs, ElementType input_type, const std::vector<EpilogueOp>& epilogue,
+                         ElementType output);
+double map_tile_cycles(std::int64_t elements, int inputs, ElementType input_type,
+                       const std::vector<EpilogueOp>& epilogue, ElementType output);
 
 // The row kernels (kernels/layernorm.S, kernels/softmax.S) over whole rows
 // of `columns` columns, writing `output_columns` of them: the bundles one

@@ -69,11 +69,27 @@ void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
 CombineVariant combine_variant(const Lir& lir, const Task& task) {
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
-  const int inputs = static_cast<int>(task.inputs.size());
-  const StorageType input = value(lir, op.inputs[0]).storage;
-  if (task.partial_sum) return partial_sum_variant(inputs, input);
-  CombineVariant variant =
-      combine_variant_for(op.kind == MidOpKind::Reduce, inputs, input, step.result, op.epilogue, lir.chain->weights);
+  CombineVariant variant;
+  variant.inputs = static_cast<int>(task.inputs.size());
+  variant.input = value(lir, op.inputs[0]).storage;
+  if (task.partial_sum) {
+    // A pass of FP16 partial sums adds in FP32 and rounds once, to FP16.
+    variant.sum = variant.input.element == ElementType::F16 ? StorageType{ElementType::F32, 0} : variant.input;
+    if (variant.sum != variant.input)
+      variant.stages.push_back(CombineStage{EpilogueOp::Kind::Cast, graph::GeluApproximation::Tanh, variant.input});
+    return variant;
+  }
+  variant.sum = op.kind == MidOpKind::Map && variant.inputs == 1 ? variant.input : step.result;
+  // FP16 partial sums of a reduction are added in FP32 and rounded once.
+  if (op.kind == MidOpKind::Reduce && variant.input.element == ElementType::F16 && variant.inputs > 1) {
+    variant.sum = StorageType{ElementType::F32, 0};
+    variant.stages.push_back(CombineStage{EpilogueOp::Kind::Cast, graph::GeluApproximation::Tanh, step.result});
+  }
+  for (const EpilogueOp& e : op.epilogue) {
+    variant.stages.push_back(CombineStage{e.kind, e.approximation, e.result});
+    if (e.kind == EpilogueOp::Kind::AddBias)
+      variant.bias = lir.chain->weights[static_cast<std::size_t>(e.weight)].storage.element;
+  }
   if (variant.inputs > kMaxCombineInputs)
     throw_failure(fmt::format("op '{}'", op.name), "a reduction over {} K parts exceeds the {} the kernels take",
                   variant.inputs, kMaxCombineInputs);

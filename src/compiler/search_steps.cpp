@@ -66,18 +66,14 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
   }
 
   // The reduction: partials of this K part's share come in from the other
-  // K parts and are summed through the epilogue, in passes of at most
-  // kMaxCombineInputs (group_exchanges.cpp).
+  // K parts, plus a second local partial where a block was split between
+  // workers; the sum goes through the epilogue.
   std::int64_t share = round_up(ceil_div(candidate.max_columns, candidate.k_parts), 1);
   std::int64_t share_elements = rows * share;
   const StorageType out_storage = step.final_storage();
-  const StorageType partial{candidate.partial_type, 0};
-  int inputs = candidate.k_parts;
-  for (; inputs > kMaxCombineInputs; inputs -= kMaxCombineInputs - 1)
-    label.cycles += repeat * combine_tile_cycles(partial_sum_variant(kMaxCombineInputs, partial), share, rows);
-  label.cycles += repeat * combine_tile_cycles(
-                               combine_variant_for(true, inputs, partial, step.result, step.epilogue, chain.weights),
-                               share, rows);
+  int inputs = candidate.k_parts + 1;
+  label.cycles += repeat * map_tile_cycles(share_elements, inputs, candidate.partial_type, step.epilogue,
+                                           out_storage.element);
   std::int64_t exchanged = 0;
   if (candidate.k_parts > 1) {
     exchanged = static_cast<std::int64_t>(candidate.k_parts - 1) * share_elements * partial_bytes;
@@ -115,8 +111,7 @@ void add_elementwise(const SearchContext& context, int step_index, int layout, L
   int inputs = step.second_input >= 0 || step.table >= 0 ? 2 : 1;
   if (step.epilogue.empty() && inputs == 1) return;  // an identity copy: aliased later
   if (step.table >= 0) label.weight_bytes += elements * storage_bytes(in);
-  label.cycles += repeat * map_tile_cycles(combine_variant_for(false, inputs, in, step.result, step.epilogue, chain.weights),
-                                           elements);
+  label.cycles += repeat * map_tile_cycles(elements, inputs, in.element, step.epilogue, step.final_storage().element);
   label.activation_peak = std::max(label.activation_peak,
                                    elements * (inputs * storage_bytes(in) + storage_bytes(step.final_storage())));
   label.supervisor_bundles += 20;

@@ -24,9 +24,7 @@ TEST(PlanEstimate, TheLogGivesTheEstimatedPeakBesideTheExactOne) {
 // The estimate against the simulator on small MLPs, whichever plan wins:
 // a run whose first phase computes has a sync before every exchange (the
 // plan of batch 2 on twice the bandwidth, once 15% short). The search
-// prices each reduction's combine as the variant kernel_plan runs, with
-// one input per K part, shared by the workers as plan_kernels shares it:
-// within 0.5% here.
+// prices a reduction as if its workers shared it evenly, 4 to 6% short here.
 TEST(PlanEstimate, SmallMlpsRunWithinAFewPercentOfTheirEstimate) {
   for (std::uint32_t exchange_bytes : {4u, 8u})
     for (std::int64_t batch : {1, 2}) {
@@ -35,7 +33,7 @@ TEST(PlanEstimate, SmallMlpsRunWithinAFewPercentOfTheirEstimate) {
       CompileOptions options = on_tiles(16);
       options.machine.exchange_bytes_per_cycle = exchange_bytes;
       const Outcome outcome = compile_and_run(graph::build_workload("mlp", mlp), options);
-      EXPECT_NEAR(outcome.compiled.estimated_cycles / static_cast<double>(outcome.cycles), 1.0, 0.02)
+      EXPECT_NEAR(outcome.compiled.estimated_cycles / static_cast<double>(outcome.cycles), 1.0, 0.06)
           << "batch " << batch << ", " << exchange_bytes << " bytes a cycle: " << outcome.compiled.plan;
     }
 }
