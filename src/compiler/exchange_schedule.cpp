@@ -35,12 +35,15 @@ class GroupPhaseScheduler {
     // receivers bound the phase, list order where the senders do: a phase
     // mixing them is scheduled both ways and keeps the shorter.
     number_groups(transfers);
-    const auto fanout = [&](int index) { return lir_.transfers[static_cast<std::size_t>(index)].destination_tiles.size(); };
-    const auto [narrowest, widest] = std::minmax_element(transfers.begin(), transfers.end(),
-                                                         [&](int a, int b) { return fanout(a) < fanout(b); });
-    const bool mixed = fanout(*narrowest) != fanout(*widest);
+    std::vector<std::size_t> fanouts;  // the phase's, widest first
+    for (int index : transfers) fanouts.push_back(lir_.transfers[static_cast<std::size_t>(index)].destination_tiles.size());
+    std::sort(fanouts.begin(), fanouts.end(), std::greater<>());
+    fanouts.erase(std::unique(fanouts.begin(), fanouts.end()), fanouts.end());
+    const bool mixed = fanouts.size() > 1;
     std::array<Schedule, 2> schedules;  // list order, widest first
-    parallel_for(0, mixed ? 2 : 1, [&](std::size_t order) { schedules[order] = run(transfers, order == 1); });
+    parallel_for(0, mixed ? 2 : 1, [&](std::size_t order) {
+      schedules[order] = run(transfers, order == 1 ? fanouts : std::vector<std::size_t>{});
+    });
     Schedule& best = mixed && schedules[1].cycles < schedules[0].cycles ? schedules[1] : schedules[0];
     for (std::size_t tile = 0; tile < best.actions.size(); ++tile)
       plan_.actions[static_cast<std::size_t>(phase_)][base_ + tile] = std::move(best.actions[tile]);
@@ -53,7 +56,10 @@ class GroupPhaseScheduler {
     std::uint32_t cycles = 0;
   };
 
-  Schedule run(const std::vector<int>& transfers, bool widest_first) {
+  // In list order, or with `passes` (fan-outs, widest first) one pass per
+  // fan-out.
+  Schedule run(const std::vector<int>& transfers, std::vector<std::size_t> passes) {
+    const bool widest_first = !passes.empty();
     const int group_size = lir_.mid->groups.group_size;
     Schedule result;
     result.actions.resize(static_cast<std::size_t>(group_size));
@@ -154,15 +160,9 @@ class GroupPhaseScheduler {
       }
       return best;
     };
-    // In passes by fan-out, widest first, when asked to.
-    std::vector<std::size_t> fanouts;
-    if (widest_first)
-      for (int index : transfers) fanouts.push_back(lir_.transfers[static_cast<std::size_t>(index)].destination_tiles.size());
-    std::sort(fanouts.begin(), fanouts.end(), std::greater<>());
-    fanouts.erase(std::unique(fanouts.begin(), fanouts.end()), fanouts.end());
-    fanouts.push_back(0);  // any fan-out (the only pass in list order)
+    passes.push_back(0);  // any fan-out (the only pass in list order)
     using Entry = std::pair<std::uint32_t, int>;  // (start, tile): ties go to the lower tile
-    for (std::size_t fanout : fanouts) {
+    for (std::size_t fanout : passes) {
       std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
       for (int tile = 0; tile < group_size; ++tile)
         if (std::optional<Candidate> candidate = evaluate(tile, fanout)) queue.emplace(candidate->start, tile);
