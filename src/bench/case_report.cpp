@@ -98,6 +98,7 @@ ordered_json case_json(const CaseReport& report) {
   json["layers"] = optional_json(report.layers);
   json["head"] = optional_json(report.head);
   json["estimatedCycles"] = optional_json(report.estimated_cycles);
+  json["searchEstimatedCycles"] = optional_json(report.search_estimated_cycles);
   json["efficiency"] = optional_json(report.efficiency);
   json["deviceMicroseconds"] = optional_json(report.device_microseconds);
   json["computeCycles"] = optional_json(report.compute_cycles);
@@ -161,6 +162,7 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.layers = named.optional<std::int64_t>("layers");
   report.head = named.optional<bool>("head");
   report.estimated_cycles = named.optional<double>("estimatedCycles");
+  report.search_estimated_cycles = named.optional<double>("searchEstimatedCycles");
   report.efficiency = named.optional<double>("efficiency");
   report.device_microseconds = named.optional<double>("deviceMicroseconds");
   report.compute_cycles = named.optional<double>("computeCycles");

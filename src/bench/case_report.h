@@ -50,7 +50,8 @@ struct CaseReport {
   // for the other workloads and graph files).
   std::optional<std::int64_t> layers;
   std::optional<bool> head;
-  std::optional<double> estimated_cycles;
+  std::optional<double> estimated_cycles;         // the built program's
+  std::optional<double> search_estimated_cycles;  // the plan search's, for the plan it chose
   std::optional<double> efficiency;  // roofline cycles / cycles
   std::optional<double> device_microseconds;  // cycles at the machine's clock
   // An active tile's cycles in each phase, on average (docs/profile-format.md, "Phases").

@@ -94,6 +94,8 @@ class CaseRunner {
       // What the compiler recorded, when it is there.
       if (info.is_object() && info.contains("estimatedCycles") && info["estimatedCycles"].is_number())
         outcome_.report.estimated_cycles = info["estimatedCycles"].get<double>();
+      if (info.is_object() && info.contains("searchEstimatedCycles") && info["searchEstimatedCycles"].is_number())
+        outcome_.report.search_estimated_cycles = info["searchEstimatedCycles"].get<double>();
       if (info.is_object() && info.contains("plan") && info["plan"].is_string())
         outcome_.report.plan = info["plan"].get<std::string>();
       return *request_.package;
@@ -103,6 +105,7 @@ class CaseRunner {
     outcome_.report.compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     outcome_.report.estimated_cycles = compiled.estimated_cycles;
+    outcome_.report.search_estimated_cycles = compiled.search_estimated_cycles;
     outcome_.report.plan = compiled.plan;
     log_ = std::move(compiled.log);
     compiled_ = std::move(compiled.package);

@@ -51,7 +51,9 @@ void print_summary(const GraphSource& source, const compiler::CompileOptions& op
   fmt::print("compiled {}: {} for {} in {}\n", source.identity.name, source.identity.workload,
              options.machine.name, format_duration(compiled.seconds));
   fmt::print("  plan      {}\n", compiled.result.plan);
-  fmt::print("  estimate  {} cycles\n", grouped(static_cast<std::uint64_t>(compiled.result.estimated_cycles)));
+  fmt::print("  estimate  {} cycles (the plan search's {})\n",
+             grouped(static_cast<std::uint64_t>(compiled.result.estimated_cycles)),
+             grouped(static_cast<std::uint64_t>(compiled.result.search_estimated_cycles)));
   fmt::print("  memory    peak {} bytes per tile of a budget of {}\n", grouped(compiled.result.peak_bytes),
              grouped(options.budget()));
   fmt::print("  package   {}{} bytes\n", output.empty() ? "" : output + ", ", grouped(compiled.package_bytes));
@@ -73,6 +75,7 @@ void print_json(const GraphSource& source, const compiler::CompileOptions& optio
   summary["budget_kib"] = options.budget_bytes / 1024;
   summary["plan"] = compiled.result.plan;
   summary["estimatedCycles"] = compiled.result.estimated_cycles;
+  summary["searchEstimatedCycles"] = compiled.result.search_estimated_cycles;
   summary["peakTileBytes"] = compiled.result.peak_bytes;
   summary["weightBytes"] = bench::binding_bytes(compiled.result.package, package::BindingRole::Parameter);
   summary["inputBytes"] = bench::binding_bytes(compiled.result.package, package::BindingRole::Input);

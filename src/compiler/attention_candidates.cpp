@@ -226,27 +226,6 @@ AttentionKernels attention_kernels(const AttentionShape& shape, ElementType inpu
   return k;
 }
 
-namespace {
-
-// A tile's cycles for GEMM jobs of these k steps, workers taking them in
-// contiguous runs as plan_kernels hands them out.
-double jobs_cycles(const std::vector<std::int64_t>& steps, const GemmVariant& variant) {
-  if (steps.empty()) return 0;
-  const KernelCosts& costs = kernel_costs();
-  const std::int64_t count = static_cast<std::int64_t>(steps.size());
-  std::int64_t busiest = 0;
-  for (int w = 0; w < 6; ++w) {
-    std::int64_t bundles = costs.worker_start + costs.worker_exit;
-    for (std::int64_t j = count * w / 6; j < count * (w + 1) / 6; ++j)
-      bundles += gemm_worker_bundles(1, steps[static_cast<std::size_t>(j)], variant) - costs.worker_start -
-                 costs.worker_exit;
-    busiest = std::max(busiest, bundles);
-  }
-  return 6.0 * static_cast<double>(busiest) + costs.run_workers;
-}
-
-}  // namespace
-
 double attention_tile_cycles(const AttentionShape& shape, const AttentionKernels& kernels) {
   const std::int64_t qp = shape.query_block_panels(), kp = shape.key_block_panels();
   const std::int64_t keys = shape.valid_keys(0), dv = shape.v_head_columns();
@@ -255,9 +234,9 @@ double attention_tile_cycles(const AttentionShape& shape, const AttentionKernels
     for (std::int64_t p = 0; p < kp; ++p) transpose.push_back(std::min<std::int64_t>(kPanelRows, dv - j * kPanelRows));
   scores.assign(static_cast<std::size_t>(kp * qp), shape.qk_head_columns());
   output.assign(static_cast<std::size_t>(ceil_div(dv, kPanelRows) * qp), keys);
-  const double per_head = jobs_cycles(transpose, kernels.transpose) + jobs_cycles(scores, kernels.scores) +
+  const double per_head = gemm_jobs_tile_cycles(transpose, kernels.transpose) + gemm_jobs_tile_cycles(scores, kernels.scores) +
                           softmax_tile_cycles(kernels.softmax, qp, keys, kernels.softmax_chunks) +
-                          jobs_cycles(output, kernels.output);
+                          gemm_jobs_tile_cycles(output, kernels.output);
   return per_head * static_cast<double>(shape.heads_per_tile());
 }
 

@@ -11,6 +11,7 @@
 #include "compiler/kernel_library.h"
 #include "compiler/kernel_plan.h"
 #include "compiler/lowering.h"
+#include "compiler/program_estimate.h"
 #include "compiler/storage.h"
 #include "compiler/summation_order.h"
 #include "compiler/tile_code.h"
@@ -338,6 +339,12 @@ class Driver {
       if (!exchanges.loop_receives && overshoot(map) < map.code_bytes) loop_candidates_.push_back(&choice);
       return std::nullopt;
     }
+    ProgramEstimate estimate;
+    {
+      Span span("estimate_program");
+      estimate = estimate_program(lir, exchanges, machine);
+    }
+    dump("estimate_program", [&] { return dump_program_estimate(estimate); });
     const TileCodeContext context{lir, exchanges, image, machine, &map};
     ExchangeCode exchange;
     {
@@ -364,17 +371,20 @@ class Driver {
     }
     dump("build_tile_images", [&] { return package_summary(result.package); });
     result.package.summation_order = summation_order(chain_, mid);
-    result.estimated_cycles = choice.estimate.cycles;
+    result.estimated_cycles = estimate.cycles;
+    result.search_estimated_cycles = choice.estimate.cycles;
     result.peak_bytes = map.peak_bytes(machine);
     result.estimated_peak_bytes = choice.estimate.peak_bytes;
     result.plan = plan;
     log(fmt::format("plan: {}", plan));
-    log(fmt::format("estimated cycles {:.0f}, peak {} bytes per tile (estimated {}), {} kernels",
-                    result.estimated_cycles, result.peak_bytes, result.estimated_peak_bytes, library.variant_count()));
+    log(fmt::format("estimated cycles {:.0f} (the search's {:.0f}), peak {} bytes per tile (estimated {}), {} kernels",
+                    result.estimated_cycles, result.search_estimated_cycles, result.peak_bytes,
+                    result.estimated_peak_bytes, library.variant_count()));
     result.log = log_;
     result.dump = dump_;
     nlohmann::json info{{"plan", plan},
                         {"estimatedCycles", result.estimated_cycles},
+                        {"searchEstimatedCycles", result.search_estimated_cycles},
                         {"peakTileBytes", result.peak_bytes},
                         {"budgetBytes", options_.budget()},
                         {"groups", mid.groups.groups},

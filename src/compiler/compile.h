@@ -22,13 +22,14 @@
 namespace tilec::compiler {
 
 // The stages, in pipeline order; span names, report keys and --dump-after.
-constexpr std::array<std::string_view, 17> kStages{
+constexpr std::array<std::string_view, 18> kStages{
     "compile_runtime",       "gemm_candidates",  "construct_mid",
     "group_exchanges",       "merge_copies",     "eliminate",
     "plan_kernels",          "compile_kernels",  "link_runtime",
     "place_provisional_storage", "schedule_provisional_exchanges",
-    "size_tile_code",        "place_storage",    "lower_exchanges",
-    "prepare_tile_code",     "emit_tile_code",   "build_tile_images"};
+    "size_tile_code",        "place_storage",    "estimate_program",
+    "lower_exchanges",       "prepare_tile_code", "emit_tile_code",
+    "build_tile_images"};
 
 // No plan fits the budget: a Failure (exit 1) whose message is the
 // diagnostic (the smallest peak any plan reached, on which tile, what filled
@@ -40,7 +41,8 @@ class NoPlanFits : public Error {
 
 struct CompileResult {
   package::Package package;
-  double estimated_cycles = 0;
+  double estimated_cycles = 0;         // the built program's (estimate_program)
+  double search_estimated_cycles = 0;  // what the plan search expected of it
   std::uint32_t peak_bytes = 0;  // largest per-tile use, code included
   std::int64_t estimated_peak_bytes = 0;  // what the plan search expected of it
   std::string plan;              // one line describing the chosen plan

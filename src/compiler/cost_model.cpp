@@ -44,6 +44,21 @@ std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, Elemen
   return gemm_worker_bundles(jobs, k_steps, variant);
 }
 
+double gemm_jobs_tile_cycles(const std::vector<std::int64_t>& k_steps, const GemmVariant& variant) {
+  if (k_steps.empty()) return 0;
+  const KernelCosts& costs = kernel_costs();
+  const std::int64_t count = static_cast<std::int64_t>(k_steps.size());
+  std::int64_t busiest = 0;
+  for (int w = 0; w < kWorkers; ++w) {
+    std::int64_t bundles = costs.worker_start + costs.worker_exit;
+    for (std::int64_t j = count * w / kWorkers; j < count * (w + 1) / kWorkers; ++j)
+      bundles += gemm_worker_bundles(1, k_steps[static_cast<std::size_t>(j)], variant) - costs.worker_start -
+                 costs.worker_exit;
+    busiest = std::max(busiest, bundles);
+  }
+  return 6.0 * static_cast<double>(busiest) + costs.run_workers;
+}
+
 double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType operand, bool drain_f32) {
   if (blocks == 0 || k_steps == 0) return 0;
   // Workers take whole 16x16 blocks: the busiest has ceil(blocks / 6).
@@ -68,6 +83,8 @@ const Shape& cached(const Variant& variant, Shape (*make)(const Variant&)) {
 
 const CombineShape& cached_shape(const CombineVariant& variant) { return cached(variant, &combine_shape); }
 
+}  // namespace
+
 double combine_run_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
                           bool rows_split) {
   if (columns == 0) return 0;
@@ -77,8 +94,6 @@ double combine_run_cycles(const CombineVariant& variant, std::int64_t columns, s
     busiest = std::max(busiest, combine_worker_bundles(shape, share.columns, share.groups));
   return 6.0 * static_cast<double>(busiest) + kernel_costs().run_workers;
 }
-
-}  // namespace
 
 std::int64_t combine_rows_split_columns(const CombineVariant& variant, std::int64_t columns,
                                         std::int64_t column_elements) {
@@ -318,32 +333,31 @@ std::vector<SoftmaxShare> softmax_shares(std::int64_t panels, std::int64_t colum
   return shares;
 }
 
-double softmax_tile_cycles(const RowVariant& variant, std::int64_t panels, std::int64_t columns, int chunks) {
+double softmax_launch_cycles(const RowVariant& kernel, std::int64_t panels, std::int64_t columns, int chunks) {
   if (panels == 0 || columns == 0) return 0;
-  const std::vector<SoftmaxShare> shares = softmax_shares(panels, columns, chunks);
-  // The busiest worker of one launch of `kernel` (a finish of a partial
-  // softmax runs on chunk 0's workers only).
-  auto launch = [&](const RowVariant& kernel, bool first_chunk_only) {
-    std::int64_t busiest = 0;
-    for (const SoftmaxShare& share : shares) {
-      if (first_chunk_only && share.chunk != 0) continue;
-      const std::int64_t bundles =
-          kernel.generated()
-              ? softmax_variant_worker_bundles(kernel, share.halves, share.columns, share.columns, chunks)
-              : row_worker_bundles(RowKernel::Softmax, kernel.input, kernel.output, share.halves, share.columns,
-                                   share.columns);
-      busiest = std::max(busiest, bundles);
-    }
-    return launch_cycles(busiest);
-  };
-  if (chunks == 1) return launch(variant, false);
+  std::int64_t busiest = 0;
+  for (const SoftmaxShare& share : softmax_shares(panels, columns, chunks)) {
+    if (kernel.form == SoftmaxForm::FinishStats && share.chunk != 0) continue;
+    const std::int64_t bundles =
+        kernel.generated()
+            ? softmax_variant_worker_bundles(kernel, share.halves, share.columns, share.columns, chunks)
+            : row_worker_bundles(RowKernel::Softmax, kernel.input, kernel.output, share.halves, share.columns,
+                                 share.columns);
+    busiest = std::max(busiest, bundles);
+  }
+  return launch_cycles(busiest);
+}
+
+double softmax_tile_cycles(const RowVariant& variant, std::int64_t panels, std::int64_t columns, int chunks) {
+  if (chunks == 1) return softmax_launch_cycles(variant, panels, columns, chunks);
   const bool partial = variant.form == SoftmaxForm::Partial;
   RowVariant max = variant, exp = variant, finish = variant;
   max.form = SoftmaxForm::ChunkMax;
   exp.form = SoftmaxForm::ChunkExp;
   if (!partial) exp.output = ElementType::F32;
   finish.form = partial ? SoftmaxForm::FinishStats : SoftmaxForm::FinishNormalise;
-  return launch(max, false) + launch(exp, false) + launch(finish, partial);
+  return softmax_launch_cycles(max, panels, columns, chunks) + softmax_launch_cycles(exp, panels, columns, chunks) +
+         softmax_launch_cycles(finish, panels, columns, chunks);
 }
 
 int softmax_best_chunks(const RowVariant& variant, std::int64_t panels, std::int64_t columns) {

@@ -53,6 +53,17 @@ std::int64_t gemm_worker_bundles(std::int64_t jobs, std::int64_t k_steps, Elemen
 double gemm_tile_cycles(std::int64_t blocks, std::int64_t k_steps, ElementType operand,
                         bool drain_f32);
 
+// Cycles for one tile to run GEMM jobs of these k steps (one entry a
+// 16x16 block), worker w of six taking jobs [J w / 6, J (w + 1) / 6) as
+// plan_kernels hands them out.
+double gemm_jobs_tile_cycles(const std::vector<std::int64_t>& k_steps, const GemmVariant& variant);
+
+// One run of a combine kernel over `columns` columns of `column_elements`
+// elements, its workers taking whole columns or (rows_split) each column's
+// panels (combine_kernel.h): the busiest worker's bundles and the launch.
+double combine_run_cycles(const CombineVariant& variant, std::int64_t columns, std::int64_t column_elements,
+                          bool rows_split);
+
 // A combine kernel over `columns` columns of `column_elements` elements
 // (whole panels), split between six workers by columns as plan_kernels
 // splits it: the bundles its generated code issues (combine_kernel.h).
@@ -148,6 +159,10 @@ std::vector<SoftmaxShare> softmax_shares(std::int64_t panels, std::int64_t colum
 // else the three split kernels, a launch each (a normalised one keeps the
 // exponentials in FP32 between them).
 double softmax_tile_cycles(const RowVariant& variant, std::int64_t panels, std::int64_t columns, int chunks);
+// One launch of one of those kernels (`kernel.form` ChunkMax, ChunkExp or
+// a finish when `chunks` > 1; a finish of a partial softmax runs on chunk
+// 0's workers only).
+double softmax_launch_cycles(const RowVariant& kernel, std::int64_t panels, std::int64_t columns, int chunks);
 // The chunk count of kSoftmaxChunkChoices with the fewest cycles.
 int softmax_best_chunks(const RowVariant& variant, std::int64_t panels, std::int64_t columns);
 

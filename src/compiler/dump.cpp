@@ -187,6 +187,16 @@ std::string dump_lir(const Lir& lir) {
   return text;
 }
 
+std::string dump_program_estimate(const ProgramEstimate& estimate) {
+  std::string text = fmt::format("estimated {:.0f} cycles\n", estimate.cycles);
+  for (std::size_t phase = 0; phase < estimate.phases.size(); ++phase) {
+    const PhaseEstimate& p = estimate.phases[phase];
+    text += fmt::format("  phase {} (runs {:.0f} times): {:.0f} cycles, tile {}: exchange {:.0f}, compute {:.0f}\n",
+                        phase, p.runs, p.cycles, p.slowest_tile, p.exchange, p.compute);
+  }
+  return text;
+}
+
 std::string dump_exchanges(const Lir& lir, const ExchangePlan& plan, int tile) {
   std::string text = fmt::format("exchange actions of tile {} ({} exchange groups)\n", tile, plan.groups.size());
   for (std::size_t phase = 0; phase < plan.actions.size(); ++phase) {

@@ -48,11 +48,14 @@ class GroupPhaseScheduler {
     for (std::size_t tile = 0; tile < best.actions.size(); ++tile)
       plan_.actions[static_cast<std::size_t>(phase_)][base_ + tile] = std::move(best.actions[tile]);
     plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], best.cycles);
+    std::copy(best.tile_cycles.begin(), best.tile_cycles.end(),
+              plan_.tile_cycles[static_cast<std::size_t>(phase_)].begin() + base_);
   }
 
  private:
   struct Schedule {
     std::vector<std::vector<ExchangeAction>> actions;  // by group-relative tile
+    std::vector<std::uint32_t> tile_cycles;             // when each tile's last action ends
     std::uint32_t cycles = 0;
   };
 
@@ -195,6 +198,9 @@ class GroupPhaseScheduler {
     }
     for (const std::vector<int>& list : pending) TILEC_CHECK(list.empty(), "a send was left unscheduled");
     result.cycles = longest;
+    result.tile_cycles.resize(static_cast<std::size_t>(group_size));
+    for (std::size_t tile = 0; tile < result.tile_cycles.size(); ++tile)
+      result.tile_cycles[tile] = std::max({armed[tile], ready[tile], port_free[tile]});
     return result;
   }
 
@@ -325,6 +331,7 @@ ExchangePlan schedule_exchanges(const Lir& lir, const MachineModel& machine, boo
   plan.actions.assign(static_cast<std::size_t>(lir.phases),
                       std::vector<std::vector<ExchangeAction>>(machine.tiles));
   plan.phase_cycles.assign(static_cast<std::size_t>(lir.phases), 0);
+  plan.tile_cycles.assign(static_cast<std::size_t>(lir.phases), std::vector<std::uint32_t>(machine.tiles, 0));
   std::vector<std::vector<int>> by_phase(static_cast<std::size_t>(lir.phases));
   for (std::size_t index = 0; index < lir.transfers.size(); ++index)
     by_phase[static_cast<std::size_t>(lir.transfers[index].phase)].push_back(static_cast<int>(index));

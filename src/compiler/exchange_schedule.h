@@ -105,6 +105,9 @@ struct ExchangePlan {
   std::vector<std::vector<std::vector<ExchangeAction>>> actions;
   std::vector<std::vector<std::uint32_t>> groups;
   std::vector<std::uint32_t> phase_cycles;  // the longest tile's exchange time per phase
+  // tile_cycles[phase][tile]: when the tile's last send or receive ends
+  // (0 in a phase with no exchange).
+  std::vector<std::vector<std::uint32_t>> tile_cycles;
   bool loop_receives = false;  // receive runs armed in loops (receive_loops)
 };
 

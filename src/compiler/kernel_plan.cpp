@@ -19,6 +19,10 @@ std::uint32_t bytes_of(StorageType storage) { return element_bytes(storage.eleme
 
 const MidValue& value(const Lir& lir, int id) { return lir.mid->values[static_cast<std::size_t>(id)]; }
 
+RowKernel row_kernel(const RowVariant& variant) {
+  return variant.layernorm ? RowKernel::LayerNorm : RowKernel::Softmax;
+}
+
 void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
   const MidOp& op = lir.mid->ops[static_cast<std::size_t>(task.op)];
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
@@ -46,6 +50,7 @@ void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
   // Jobs cover the tile's own panels; its pieces may hold padding panels past them.
   const std::uint32_t panels = static_cast<std::uint32_t>(task.panels);
   std::int64_t blocks = task.column_blocks * static_cast<std::int64_t>(panels);
+  task.cycles = gemm_jobs_tile_cycles(std::vector<std::int64_t>(static_cast<std::size_t>(blocks), task.k_steps), variant);
   for (int worker = 0; worker < kWorkers; ++worker) {
     std::int64_t first = blocks * worker / kWorkers, last = blocks * (worker + 1) / kWorkers;
     if (first == last) continue;
@@ -99,6 +104,7 @@ CombineVariant combine_variant(const Lir& lir, const Task& task) {
 void plan_combine(Lir& lir, Task& task, KernelLibrary& library) {
   CombineVariant variant = combine_variant(lir, task);
   task.kernel = library.combine(variant);
+  task.cycles = combine_run_cycles(variant, task.columns, task.column_elements, task.rows_split);
   const std::uint32_t in_bytes = bytes_of(variant.input), out_bytes = bytes_of(variant.output());
   for (const CombineShare& share : combine_shares(variant, task.columns, task.column_elements, task.rows_split)) {
     if (share.columns == 0) continue;
@@ -128,6 +134,8 @@ void plan_row(Lir& lir, Task& task, KernelLibrary& library) {
                     variant.layernorm ? "layernorm" : "softmax");
   task.kernel = library.row(variant);
   const MidValue& input = value(lir, op.inputs[0]);
+  task.cycles = row_tile_cycles(row_kernel(variant), variant.input, variant.output, task.panels, input.cols,
+                                task.columns);
   const std::uint32_t first_column =
       static_cast<std::uint32_t>(value(lir, op.output).layout.columns_on(task.tile).begin);
   // Strides are the pieces' (every panel of them); the work is the tile's own panels.
@@ -182,6 +190,7 @@ RowVariant split_row_variant(const Lir& lir, const Task& task, RowStage stage) {
 void plan_row_statistics(Lir& lir, Task& task, KernelLibrary& library) {
   const RowVariant variant = split_row_variant(lir, task, RowStage::Statistics);
   task.kernel = library.row(variant);
+  task.cycles = row_stats_tile_cycles(row_kernel(variant), variant.input, task.panels, task.columns, task.ranges);
   const std::uint32_t column = static_cast<std::uint32_t>(task.column_elements) * element_bytes(variant.input);
   const std::uint32_t half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.input);
   const std::uint32_t slot = static_cast<std::uint32_t>(row_statistics_bytes(task.column_elements / kPanelRows));
@@ -200,6 +209,7 @@ void plan_row_statistics(Lir& lir, Task& task, KernelLibrary& library) {
 void plan_row_merge(Lir& lir, Task& task, KernelLibrary& library) {
   const RowVariant variant = split_row_variant(lir, task, RowStage::Merge);
   task.kernel = library.row(variant);
+  task.cycles = row_merge_tile_cycles(row_kernel(variant), task.panels, task.slots);
   const std::uint32_t slot = static_cast<std::uint32_t>(row_statistics_bytes(task.column_elements / kPanelRows));
   for (const RowQuadShare& share : split_row_quads(task.panels)) {
     std::vector<ArgumentWord> words{ArgumentWord::value(static_cast<std::uint32_t>(share.quads)),
@@ -221,6 +231,8 @@ void plan_row_apply(Lir& lir, Task& task, KernelLibrary& library) {
   const Step& step = lir.chain->steps[static_cast<std::size_t>(op.step)];
   const RowVariant variant = split_row_variant(lir, task, RowStage::Apply);
   task.kernel = library.row(variant);
+  task.cycles = row_apply_tile_cycles(row_kernel(variant), variant.input, variant.output, task.panels, task.columns,
+                                      task.slots, task.ranges);
   const std::uint32_t in_column = static_cast<std::uint32_t>(task.column_elements) * element_bytes(variant.input);
   const std::uint32_t out_column = static_cast<std::uint32_t>(task.column_elements) * element_bytes(variant.output);
   const std::uint32_t in_half = static_cast<std::uint32_t>(kPanelRows / 2) * element_bytes(variant.input);
@@ -257,6 +269,9 @@ using GemmJob = std::array<std::uint32_t, 4>;
 void plan_gemm_jobs(Task& task, KernelLibrary& library, const GemmVariant& variant, const Place& weights,
                     const Place& activation, const Place& output, const std::vector<GemmJob>& jobs) {
   task.kernel = library.gemm(variant);
+  std::vector<std::int64_t> k_steps;
+  for (const GemmJob& job : jobs) k_steps.push_back(job[3]);
+  task.cycles = gemm_jobs_tile_cycles(k_steps, variant);
   const std::int64_t count = static_cast<std::int64_t>(jobs.size());
   for (int worker = 0; worker < kWorkers; ++worker) {
     const std::int64_t first = count * worker / kWorkers, last = count * (worker + 1) / kWorkers;
@@ -326,6 +341,8 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
     }
     case AttentionStage::Merge: {
       task.kernel = library.merge(kernels.merge);
+      task.cycles = merge_tile_cycles(kernels.merge, 4 * work.query_panels, work.merged_columns,
+                                      shape.candidate.key_parts);
       const std::uint32_t slot = attention_scratch(shape, kernels).merge_slot;
       const std::uint32_t share = u32(shape.merge_share_columns()) * kernels.merge.partial_column_stride;
       const std::uint32_t out_bytes = element_bytes(kernels.merge.output);
@@ -364,6 +381,7 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   if (work.stage == AttentionStage::SoftmaxFinish)
     variant.form = partial ? SoftmaxForm::FinishStats : SoftmaxForm::FinishNormalise;
   task.kernel = library.row(variant);
+  task.cycles = softmax_launch_cycles(variant, work.query_panels, columns, chunks);
   // A normalised split keeps its exponentials in FP32 in S itself.
   const Place e_at = partial ? work.probabilities : work.scores;
   const std::uint32_t e_step = partial ? p_column : s_column;

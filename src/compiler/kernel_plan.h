@@ -7,8 +7,9 @@
 // 16x16 output blocks (as evenly as whole blocks allow), combine tasks by
 // columns or panels (with `split_combines`, a combine whose columns would
 // not share evenly may become two tasks: combine_kernel.h), row tasks by
-// panels, attention tasks by query rows. Writes every worker's argument
-// block as words; addresses stay symbolic (places) until storage is
+// panels, attention tasks by query rows. Prices each task as the cost
+// model prices its kernel over those shares (Task::cycles). Writes every
+// worker's argument block as words; addresses stay symbolic (places) until storage is
 // placed.
 // Leaves for later: assembling the variants (compile_kernels), addresses
 // (place_storage), patching moving addresses (the supervisor code).

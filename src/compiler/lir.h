@@ -195,6 +195,9 @@ struct Task {
   // that has work (at most six).
   std::string kernel;
   std::vector<std::vector<ArgumentWord>> worker_arguments;
+  // Filled by plan_kernels: the tile's cycles for this run as the cost
+  // model prices its kernel and workers' shares (estimate_program).
+  double cycles = 0;
 };
 
 // Pixels of an image that no patch reads (its last rows and columns when
