@@ -234,7 +234,8 @@ double attention_tile_cycles(const AttentionShape& shape, const AttentionKernels
     for (std::int64_t p = 0; p < kp; ++p) transpose.push_back(std::min<std::int64_t>(kPanelRows, dv - j * kPanelRows));
   scores.assign(static_cast<std::size_t>(kp * qp), shape.qk_head_columns());
   output.assign(static_cast<std::size_t>(ceil_div(dv, kPanelRows) * qp), keys);
-  const double per_head = gemm_jobs_tile_cycles(transpose, kernels.transpose) + gemm_jobs_tile_cycles(scores, kernels.scores) +
+  const double per_head = gemm_jobs_tile_cycles(transpose, kernels.transpose) +
+                          gemm_jobs_tile_cycles(scores, kernels.scores) +
                           softmax_tile_cycles(kernels.softmax, qp, keys, kernels.softmax_chunks) +
                           gemm_jobs_tile_cycles(output, kernels.output);
   return per_head * static_cast<double>(shape.heads_per_tile());

@@ -50,7 +50,8 @@ void plan_gemm(Lir& lir, Task& task, KernelLibrary& library) {
   // Jobs cover the tile's own panels; its pieces may hold padding panels past them.
   const std::uint32_t panels = static_cast<std::uint32_t>(task.panels);
   std::int64_t blocks = task.column_blocks * static_cast<std::int64_t>(panels);
-  task.cycles = gemm_jobs_tile_cycles(std::vector<std::int64_t>(static_cast<std::size_t>(blocks), task.k_steps), variant);
+  task.cycles =
+      gemm_jobs_tile_cycles(std::vector<std::int64_t>(static_cast<std::size_t>(blocks), task.k_steps), variant);
   for (int worker = 0; worker < kWorkers; ++worker) {
     std::int64_t first = blocks * worker / kWorkers, last = blocks * (worker + 1) / kWorkers;
     if (first == last) continue;
