@@ -278,6 +278,8 @@ PYBIND11_MODULE(tilec, m) {
   py::class_<PyPackage, std::shared_ptr<PyPackage>>(m, "Package", "A compiled graph")
       .def_property_readonly("plan", [](const PyPackage& p) { return p.result.plan; })
       .def_property_readonly("estimated_cycles", [](const PyPackage& p) { return p.result.estimated_cycles; })
+      .def_property_readonly("search_estimated_cycles",
+                             [](const PyPackage& p) { return p.result.search_estimated_cycles; })
       .def_property_readonly("peak_tile_bytes", [](const PyPackage& p) { return p.result.peak_bytes; })
       .def("save", [](const PyPackage& p, const std::string& path) { package::write_package(p.result.package, path); },
            py::arg("path"), "Write the package (.tpk)")

@@ -182,6 +182,7 @@ std::string dump_lir(const Lir& lir) {
                           task.partial_sum ? " partial sum" : "");
     }
     if (!task.kernel.empty()) text += " kernel " + task.kernel;
+    if (task.cycles > 0) text += fmt::format(", {:.0f} cycles", task.cycles);
     text += "\n";
   }
   return text;

@@ -14,11 +14,41 @@ Place LirBuilder::layernorm_pairs(int index) {
   const Weight& beta = chain_.weights[static_cast<std::size_t>(step.beta)];
   if (gamma.storage.element != ElementType::F32 || beta.storage.element != ElementType::F32)
     throw_failure(fmt::format("op '{}'", step.name), "the compiler needs layernorm's gamma and beta in f32");
-  const Place pairs = weight_place(gamma.parameter + "+" + beta.parameter, BufferKind::Weight,
-                                   static_cast<std::uint32_t>(value(op.output).layout.widest()) * 8,
-                                   gamma.per_iteration);
-  lir_.row_weights[index] = pairs;
-  return pairs;
+  const Layout& layout = value(op.output).layout;
+  const std::string name = gamma.parameter + "+" + beta.parameter;
+  if (!gathers_pairs(layout.row_parts(), gamma.per_iteration)) {
+    const Place pairs = weight_place(name, BufferKind::Weight, static_cast<std::uint32_t>(layout.widest()) * 8,
+                                     gamma.per_iteration);
+    lir_.row_weights[index] = Lir::RowWeights{pairs, false};
+    return pairs;
+  }
+  const auto piece_bytes = static_cast<std::uint32_t>(pair_pieces(layout.widest(), layout.row_parts()).front().size()) * 8;
+  const Place stored = weight_place(name, BufferKind::Weight, piece_bytes, true, true);
+  lir_.row_weights[index] = Lir::RowWeights{stored, true};
+  Buffer buffer{op.name + ".pairs", BufferKind::GatheredWeight};
+  buffer.bytes = static_cast<std::uint32_t>(layout.widest()) * 8;
+  buffer.lifetime = Lifetime{phase_of(index), phase_of(index), false};
+  const Place gathered{add_buffer(std::move(buffer)), 0, 0, 0};
+  for (int c = 0; c < layout.col_parts(); ++c) {
+    const Range columns = layout.cols[static_cast<std::size_t>(c)];
+    const std::vector<Range> pieces = pair_pieces(columns.size(), layout.row_parts());
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+      if (pieces[p].size() == 0) continue;
+      Transfer transfer;
+      transfer.phase = phase_of(index);
+      transfer.op = index;
+      transfer.source_tile = layout.tiles_of(static_cast<int>(p), c).front();
+      for (int r = 0; r < layout.row_parts(); ++r)
+        for (int tile : layout.tiles_of(r, c)) transfer.destination_tiles.push_back(tile);
+      transfer.source = stored;
+      transfer.destination = gathered.plus(static_cast<std::uint32_t>(pieces[p].begin) * 8);
+      transfer.bytes = static_cast<std::uint32_t>(pieces[p].size()) * 8;
+      transfer.what = fmt::format("{} pairs, columns {}..{}", op.name, columns.begin + pieces[p].begin,
+                                  columns.begin + pieces[p].end);
+      lir_.transfers.push_back(std::move(transfer));
+    }
+  }
+  return gathered;
 }
 
 void LirBuilder::add_row_op(int index) {

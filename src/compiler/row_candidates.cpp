@@ -14,9 +14,11 @@ std::string RowCandidate::text() const {
 
 std::vector<RowCandidate> row_candidates(std::int64_t cols, int group_size) {
   std::vector<RowCandidate> candidates;
-  for (int row_parts : kRowPartCounts) {
+  for (int row_parts = 1; row_parts <= kMaxRowParts; ++row_parts) {
     if (row_parts > group_size) break;
+    const bool listed = std::find(std::begin(kRowPartCounts), std::end(kRowPartCounts), row_parts) != std::end(kRowPartCounts);
     for (int col_parts = 1; col_parts <= group_size / row_parts && col_parts <= cols; col_parts *= 2) {
+      if (!listed && row_parts * col_parts != group_size) continue;
       candidates.push_back(RowCandidate{row_parts, col_parts, false});
       if (col_parts > 1) candidates.push_back(RowCandidate{row_parts, col_parts, true});
     }
@@ -51,6 +53,13 @@ Layout row_input_layout(const RowCandidate& candidate, std::int64_t chunk_panels
 
 Layout row_output_layout(const RowCandidate& candidate, std::int64_t chunk_panels, std::int64_t cols) {
   return row_layout(candidate, chunk_panels, cols, false);
+}
+
+bool gathers_pairs(int row_parts, bool per_iteration) { return per_iteration && row_parts > 1; }
+
+std::vector<Range> pair_pieces(std::int64_t columns, int row_parts) {
+  const int pieces = static_cast<int>(std::min<std::int64_t>({row_parts, columns, kPairPieces}));
+  return balanced_split(columns, std::max(pieces, 1), 1);
 }
 
 SplitRowPlan split_row_plan(RowKernel kernel, ElementType input, ElementType output, std::int64_t panels,

@@ -29,12 +29,25 @@ struct RowCandidate {
 };
 
 // Every row part count of kRowPartCounts and power-of-two column part
-// count the group and the columns allow, whole and split.
+// count the group and the columns allow, whole and split; and the other
+// counts up to kMaxRowParts whose grid fills the group (the full chip's
+// 46 x 32 and 23 x 64: a chunk of 46 panels on every tile).
+constexpr int kMaxRowParts = 48;
 std::vector<RowCandidate> row_candidates(std::int64_t cols, int group_size);
 
 // What the step reads and writes for a chunk of `chunk_panels` panels.
 Layout row_input_layout(const RowCandidate& candidate, std::int64_t chunk_panels, std::int64_t cols);
 Layout row_output_layout(const RowCandidate& candidate, std::int64_t chunk_panels, std::int64_t cols);
+
+// A repeat body's layernorm whose rows split over row parts stores its
+// gamma/beta pairs once per column part, in pieces over its first row
+// parts (at most kPairPieces: each is one more receive on every tile),
+// and gathers them on every tile of the column part before the apply;
+// stored per tile they would cost every iteration's pairs on each tile.
+constexpr int kPairPieces = 8;
+bool gathers_pairs(int row_parts, bool per_iteration);
+// The pieces of a column part of `columns` columns (relative ranges).
+std::vector<Range> pair_pieces(std::int64_t columns, int row_parts);
 
 // How a split step runs on a tile of `panels` panels x `columns` columns
 // with `col_parts` tiles in its row part: the statistics kernel over

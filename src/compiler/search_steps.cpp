@@ -151,7 +151,18 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
   }
   if (step.gamma >= 0) {
     const bool per_iteration = chain.weights[static_cast<std::size_t>(step.gamma)].per_iteration;
-    add_weight_bytes(label, 8 * share * (per_iteration ? context.iterations : 1), per_iteration);
+    if (gathers_pairs(candidate.row_parts, per_iteration)) {
+      const std::vector<Range> pieces = pair_pieces(share, candidate.row_parts);
+      const std::int64_t stored = 8 * pieces.front().size() * context.iterations;
+      add_weight_bytes(label, stored, true);
+      label.moved_record_bytes += stored;
+      const auto received = static_cast<std::int64_t>(pieces.size());
+      label.cycles += repeat * exchange_cycles(8 * share, 8 * pieces.front().size(), received, context.options.machine);
+      label.supervisor_bundles += 2 * received + 4;
+      label.activation_peak = std::max(label.activation_peak, 8 * share);
+    } else {
+      add_weight_bytes(label, 8 * share * (per_iteration ? context.iterations : 1), per_iteration);
+    }
   }
   label.supervisor_bundles += 20;
 }

@@ -413,6 +413,36 @@ TEST(EndToEnd, RowOpsSplitTheirColumnsAndRows) {
   }
 }
 
+// A repeat body's layernorm on row parts stores each iteration's
+// gamma/beta pairs once per column part, in pieces over its first row
+// parts, and every tile of the column part gathers them before the apply.
+TEST(EndToEnd, ARepeatedLayerNormGathersItsPairsOverRowParts) {
+  const StorageType f16{ElementType::F16, 0}, f32{ElementType::F32, 0};
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{2, 300, 64}, f16});
+  graph::ValueId gammas = b.parameter("gamma", {{3, 64}, f32});
+  graph::ValueId betas = b.parameter("beta", {{3, 64}, f32});
+  graph::GraphBuilder::RepeatOperands operands{.carried = {x}, .sequence = {gammas, betas}};
+  b.output("y", b.repeat("layers", 3, operands,
+                         [&](graph::GraphBuilder& body, const std::vector<graph::ValueId>& args) {
+                           graph::ValueId normed = body.layernorm("norm", args[0], args[1], args[2], 1e-5f, f16);
+                           return std::vector<graph::ValueId>{body.add("residual", normed, args[0])};
+                         })
+                    .front());
+  CompileOptions options = on_tiles(64);
+  options.groups = 1;
+  options.dump_after = "group_exchanges";
+  Outcome outcome = compile_and_run(b.finish(), options);
+  const std::string& plan = outcome.compiled.plan;
+  const std::size_t at = plan.find("norm ");
+  ASSERT_NE(at, std::string::npos) << plan;
+  EXPECT_GT(std::stoi(plan.substr(at + 5)), 1) << plan;
+  EXPECT_NE(outcome.compiled.dump.find("norm pairs, columns"), std::string::npos) << plan;
+  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << plan;
+  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
+  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
+}
+
 // Row parts for a whole-row layernorm: each tile holds whole rows of its
 // part and writes them all.
 TEST(EndToEnd, WholeRowLayerNormOnRowParts) {

@@ -42,6 +42,9 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual(report["status"], "pass")
         self.assertEqual(report["case"], "fp16-b1-n1-default")
         self.assertGreater(report["cycles"], 0)
+        # The built program's estimate tracks the simulator; the search's figure is reported beside it.
+        self.assertLess(abs(package.estimated_cycles / report["cycles"] - 1), 0.03)
+        self.assertGreater(package.search_estimated_cycles, 0)
         self.assertEqual(outputs["y"].dtype, np.float32)
         self.assertEqual(outputs["y"].shape, reference.shape)
         self.assertLess(np.abs(outputs["y"] - reference).max(), 0.03 + 0.05 * np.abs(reference).max())
