@@ -275,9 +275,10 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
   std::map<int, std::vector<CandidateLayouts>> candidate_layouts;
   std::map<int, std::vector<int>> row_kept, attention_kept;
   std::map<int, std::map<int, AttentionLayoutIds>> attention_layouts;
+  StepCosts step_costs;
   SearchContext context{layouts,        candidate_layouts, row_options, row_kept,   attention_options,
                         attention_kept, attention_layouts, chain,       candidates, options,
-                        group_size,     chunk_panels,      chunks,      iterations};
+                        group_size,     chunk_panels,      chunks,      iterations, step_costs};
   // A chunk size whose every plan the driver would not build is not
   // searched, unless it is the finest (the diagnostic's smallest plan).
   if (!options.chunks && !finest &&

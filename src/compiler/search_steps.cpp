@@ -117,17 +117,31 @@ void add_elementwise(const SearchContext& context, int step_index, int layout, L
   label.supervisor_bundles += 20;
 }
 
+namespace {
+
+// Adds a step's cached cost (StepCosts) to a label.
+void add_step_cost(const Label& cost, Label& label) {
+  label.cycles += cost.cycles;
+  label.exchanges += cost.exchanges;
+  label.weight_bytes += cost.weight_bytes;
+  label.record_bytes += cost.record_bytes;
+  label.moved_record_bytes += cost.moved_record_bytes;
+  label.activation_peak = std::max(label.activation_peak, cost.activation_peak);
+  label.supervisor_bundles += cost.supervisor_bundles;
+}
+
 // A layernorm or softmax on a grid of row parts x column parts
 // (row_candidates.h): whole rows on each tile, or split columns whose
 // statistics every tile of a row part exchanges.
-void add_row_step(const SearchContext& context, int step_index, int from, const RowCandidate& candidate,
-                  Label& label) {
+const std::pair<int, Label>& row_step_cost(const SearchContext& context, int step_index, const RowCandidate& candidate) {
+  const std::array<int, 4> key{step_index, candidate.row_parts, candidate.col_parts, candidate.split ? 1 : 0};
+  if (const auto found = context.step_costs.rows.find(key); found != context.step_costs.rows.end()) return found->second;
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const Activation& input = chain.activations[step.input];
-  add_rearrange(context, from, context.layouts.id(row_input_layout(candidate, context.panels(step.input), input.cols)),
-                storage_bytes(input.storage), repeat, label);
+  const int input_layout = context.layouts.id(row_input_layout(candidate, context.panels(step.input), input.cols));
+  Label label;
   const std::int64_t panels = largest_part_panels(row_split(context.panels(step.input), candidate.row_parts));
   const std::int64_t rows = panels * kPanelRows;
   const std::int64_t share = ceil_div(input.cols, candidate.col_parts);
@@ -165,48 +179,47 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
     }
   }
   label.supervisor_bundles += 20;
+  return context.step_costs.rows.emplace(key, std::pair<int, Label>{input_layout, std::move(label)}).first->second;
 }
 
+}  // namespace
 
+void add_row_step(const SearchContext& context, int step_index, int from, const RowCandidate& candidate,
+                  Label& label) {
+  const Step& step = context.chain.steps[static_cast<std::size_t>(step_index)];
+  const Activation& input = context.chain.activations[static_cast<std::size_t>(step.input)];
+  const double repeat = in_region(context.chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const auto& [input_layout, cost] = row_step_cost(context, step_index, candidate);
+  add_rearrange(context, from, input_layout, storage_bytes(input.storage), repeat, label);
+  add_step_cost(cost, label);
+}
 
 // The attention shape of a candidate at this chunk size.
 AttentionShape attention_shape(const SearchContext& context, const Step& step, const AttentionCandidate& candidate) {
   return attention_shape(context.chain, step, candidate, context.chunk_panels);
 }
 
-// Attention on (segment, head group, query block, key block) tiles
-// (attention_candidates.h): q, k and v rearranged to them (ids.q, ids.k,
-// ids.v) from where `layout_of` says they are (no layouts: host inputs
-// bound now; already_there: no rearrange), each tile's share of GEMMs and
-// softmax, and with several key blocks the exchange of partials and their
-// merge.
-void add_attention(const SearchContext& context, int step_index, const std::vector<int>& layout_of,
-                   const AttentionCandidate& candidate, const AttentionLayoutIds& ids, Label& label,
-                   bool already_there) {
+namespace {
+
+// An attention candidate's cost once q, k and v are in place: each tile's
+// share of GEMMs and softmax, and with several key blocks the exchange of
+// partials and their merge.
+const Label& attention_cost(const SearchContext& context, int step_index, const AttentionCandidate& candidate) {
+  const std::array<int, 4> key{step_index, candidate.head_parts, candidate.query_parts, candidate.key_parts};
+  if (const auto found = context.step_costs.attention.find(key); found != context.step_costs.attention.end())
+    return found->second;
   const Chain& chain = context.chain;
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
-  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const AttentionShape shape = attention_shape(context, step, candidate);
   const int operands[] = {step.input, step.second_input, step.third_input};
-  const int wanted[] = {ids.q, ids.k, ids.v};
   const std::int64_t pieces[] = {shape.query_block_panels() * shape.heads_per_tile() * shape.qk_head_columns(),
                                  shape.key_block_panels() * shape.heads_per_tile() * shape.qk_head_columns(),
                                  shape.key_block_panels() * shape.heads_per_tile() * shape.v_head_columns()};
   std::int64_t held = 0;
-  for (int i = 0; i < 3; ++i) {
-    const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
-    const int from = layout_of.empty() ? -1 : layout_of[static_cast<std::size_t>(operands[i])];
-    if (already_there) {
-    } else if (from < 0) {
-      // Bound from the host stored once in the layout read.
-      const int stored = context.layouts.id(stored_once(context.layouts.at(wanted[i]), label.input_spread));
-      label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
-      add_rearrange(context, stored, wanted[i], storage_bytes(a.storage), repeat, label);
-    } else {
-      add_rearrange(context, from, wanted[i], storage_bytes(a.storage), repeat, label);
-    }
-    held += pieces[i] * kPanelRows * storage_bytes(a.storage);
-  }
+  for (int i = 0; i < 3; ++i)
+    held += pieces[i] * kPanelRows * storage_bytes(chain.activations[static_cast<std::size_t>(operands[i])].storage);
+  Label label;
   const ElementType input = chain.activations[static_cast<std::size_t>(step.input)].storage.element;
   const AttentionKernels kernels = attention_kernels(shape, input, step.result.element);
   const AttentionScratch scratch = attention_scratch(shape, kernels);
@@ -225,6 +238,37 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
   }
   label.activation_peak = std::max(label.activation_peak, held + output_bytes + scratch.total());
   label.supervisor_bundles += 60 * shape.heads_per_tile();
+  return context.step_costs.attention.emplace(key, std::move(label)).first->second;
+}
+
+}  // namespace
+
+// Attention on (segment, head group, query block, key block) tiles
+// (attention_candidates.h): q, k and v rearranged to them (ids.q, ids.k,
+// ids.v) from where `layout_of` says they are (no layouts: host inputs
+// bound now; already_there: no rearrange), then its cost (attention_cost).
+void add_attention(const SearchContext& context, int step_index, const std::vector<int>& layout_of,
+                   const AttentionCandidate& candidate, const AttentionLayoutIds& ids, Label& label,
+                   bool already_there) {
+  const Chain& chain = context.chain;
+  const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
+  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const int operands[] = {step.input, step.second_input, step.third_input};
+  const int wanted[] = {ids.q, ids.k, ids.v};
+  for (int i = 0; i < 3; ++i) {
+    const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
+    const int from = layout_of.empty() ? -1 : layout_of[static_cast<std::size_t>(operands[i])];
+    if (already_there) {
+    } else if (from < 0) {
+      // Bound from the host stored once in the layout read.
+      const int stored = context.layouts.id(stored_once(context.layouts.at(wanted[i]), label.input_spread));
+      label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
+      add_rearrange(context, stored, wanted[i], storage_bytes(a.storage), repeat, label);
+    } else {
+      add_rearrange(context, from, wanted[i], storage_bytes(a.storage), repeat, label);
+    }
+  }
+  add_step_cost(attention_cost(context, step_index, candidate), label);
 }
 
 namespace {

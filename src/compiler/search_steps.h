@@ -8,6 +8,7 @@
 #include "compiler/cost_model.h"
 #include "compiler/row_candidates.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -135,6 +136,16 @@ struct AttentionLayoutIds {
   int q = -1, k = -1, v = -1, output = -1;
 };
 
+// What a row or attention step adds to a label whatever layout its inputs
+// come from (its kernels, its own exchanges, its memory), worked out once
+// per candidate and chunk size: labels differ only in their rearranges.
+struct StepCosts {
+  // (step, row parts, column parts, split) -> (the layout read, the cost)
+  std::map<std::array<int, 4>, std::pair<int, Label>> rows;
+  // (step, head parts, query parts, key parts) -> the cost
+  std::map<std::array<int, 4>, Label> attention;
+};
+
 struct SearchContext {
   LayoutTable& layouts;
   std::map<int, std::vector<CandidateLayouts>>& candidate_layouts;
@@ -153,6 +164,7 @@ struct SearchContext {
   std::int64_t chunk_panels;  // panels of one chunk (rows past a group's share are padding)
   std::int64_t chunks;
   std::int64_t iterations;  // repeat count
+  StepCosts& step_costs;
 
   std::int64_t rows() const { return chunk_panels * kPanelRows; }
   // Panels of a chunk in the rows of an activation's space.
