@@ -429,18 +429,23 @@ TEST(EndToEnd, ARepeatedLayerNormGathersItsPairsOverRowParts) {
                            return std::vector<graph::ValueId>{body.add("residual", normed, args[0])};
                          })
                     .front());
-  CompileOptions options = on_tiles(64);
-  options.groups = 1;
-  options.dump_after = "group_exchanges";
-  Outcome outcome = compile_and_run(b.finish(), options);
-  const std::string& plan = outcome.compiled.plan;
-  const std::size_t at = plan.find("norm ");
-  ASSERT_NE(at, std::string::npos) << plan;
-  EXPECT_GT(std::stoi(plan.substr(at + 5)), 1) << plan;
-  EXPECT_NE(outcome.compiled.dump.find("norm pairs, columns"), std::string::npos) << plan;
-  EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << plan;
-  EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
-  EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
+  const graph::Graph graph = b.finish();
+  // In one chunk and in two, each chunk's apply gathering the pairs again.
+  for (int chunks : {1, 2}) {
+    CompileOptions options = on_tiles(64);
+    options.groups = 1;
+    options.chunks = chunks;
+    options.dump_after = "group_exchanges";
+    Outcome outcome = compile_and_run(graph, options);
+    const std::string& plan = outcome.compiled.plan;
+    const std::size_t at = plan.find("norm ");
+    ASSERT_NE(at, std::string::npos) << plan;
+    EXPECT_GT(std::stoi(plan.substr(at + 5)), 1) << plan;
+    EXPECT_NE(outcome.compiled.dump.find("norm pairs, columns"), std::string::npos) << plan;
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << plan;
+    EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << plan;
+  }
 }
 
 // Row parts for a whole-row layernorm: each tile holds whole rows of its
