@@ -430,17 +430,20 @@ TEST(EndToEnd, ARepeatedLayerNormGathersItsPairsOverRowParts) {
                          })
                     .front());
   const graph::Graph graph = b.finish();
-  // In one chunk and in two, each chunk's apply gathering the pairs again.
-  for (int chunks : {1, 2}) {
+  // In one chunk and in two (each chunk's apply gathers the pairs again),
+  // and with whole rows on each tile (one K part: no split statistics).
+  for (const auto& [chunks, split] : {std::pair{1, true}, std::pair{2, true}, std::pair{1, false}}) {
     CompileOptions options = on_tiles(64);
     options.groups = 1;
     options.chunks = chunks;
+    if (!split) options.max_k_parts = 1;
     options.dump_after = "group_exchanges";
     Outcome outcome = compile_and_run(graph, options);
     const std::string& plan = outcome.compiled.plan;
     const std::size_t at = plan.find("norm ");
     ASSERT_NE(at, std::string::npos) << plan;
     EXPECT_GT(std::stoi(plan.substr(at + 5)), 1) << plan;
+    EXPECT_EQ(plan.find("split") != std::string::npos, split) << plan;
     EXPECT_NE(outcome.compiled.dump.find("norm pairs, columns"), std::string::npos) << plan;
     EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << plan;
     EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << plan;
