@@ -22,8 +22,8 @@ Place LirBuilder::layernorm_pairs(int index) {
     lir_.row_weights[index] = Lir::RowWeights{pairs, false};
     return pairs;
   }
-  const auto piece_bytes = static_cast<std::uint32_t>(pair_pieces(layout.widest(), layout.row_parts()).front().size()) * 8;
-  const Place stored = weight_place(name, BufferKind::Weight, piece_bytes, true, true);
+  const std::int64_t widest_piece = pair_pieces(layout.widest(), layout.row_parts()).front().size();
+  const Place stored = weight_place(name, BufferKind::Weight, static_cast<std::uint32_t>(widest_piece) * 8, true, true);
   lir_.row_weights[index] = Lir::RowWeights{stored, true};
   Buffer buffer{op.name + ".pairs", BufferKind::GatheredWeight};
   buffer.bytes = static_cast<std::uint32_t>(layout.widest()) * 8;

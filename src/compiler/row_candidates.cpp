@@ -16,7 +16,8 @@ std::vector<RowCandidate> row_candidates(std::int64_t cols, int group_size) {
   std::vector<RowCandidate> candidates;
   for (int row_parts = 1; row_parts <= kMaxRowParts; ++row_parts) {
     if (row_parts > group_size) break;
-    const bool listed = std::find(std::begin(kRowPartCounts), std::end(kRowPartCounts), row_parts) != std::end(kRowPartCounts);
+    const bool listed =
+        std::find(std::begin(kRowPartCounts), std::end(kRowPartCounts), row_parts) != std::end(kRowPartCounts);
     for (int col_parts = 1; col_parts <= group_size / row_parts && col_parts <= cols; col_parts *= 2) {
       if (!listed && row_parts * col_parts != group_size) continue;
       candidates.push_back(RowCandidate{row_parts, col_parts, false});

@@ -133,9 +133,11 @@ void add_step_cost(const Label& cost, Label& label) {
 // A layernorm or softmax on a grid of row parts x column parts
 // (row_candidates.h): whole rows on each tile, or split columns whose
 // statistics every tile of a row part exchanges.
-const std::pair<int, Label>& row_step_cost(const SearchContext& context, int step_index, const RowCandidate& candidate) {
+const std::pair<int, Label>& row_step_cost(const SearchContext& context, int step_index,
+                                           const RowCandidate& candidate) {
   const std::array<int, 4> key{step_index, candidate.row_parts, candidate.col_parts, candidate.split ? 1 : 0};
-  if (const auto found = context.step_costs.rows.find(key); found != context.step_costs.rows.end()) return found->second;
+  if (const auto found = context.step_costs.rows.find(key); found != context.step_costs.rows.end())
+    return found->second;
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
