@@ -364,15 +364,15 @@ class Binder {
       package::Binding& binding = binding_for(bindings, weight.parameter);
       const graph::TensorType& type = binding.type;
       for (int group = 0; group < groups_.groups; ++group)
-        for (int block = 0; block < layout.blocks(); ++block)
+        for (int block = 0; block < layout.blocks(); ++block) {
+          Range columns = layout.block_cols(block);
+          if (pairs.gathered) {
+            const std::vector<Range> pieces = pair_pieces(columns.size(), layout.row_parts());
+            const auto row_part = static_cast<std::size_t>(block / layout.col_parts());
+            if (row_part >= pieces.size()) continue;
+            columns = Range{columns.begin + pieces[row_part].begin, columns.begin + pieces[row_part].end};
+          }
           for (int iteration = 0; iteration < iterations(place); ++iteration) {
-            Range columns = layout.block_cols(block);
-            if (pairs.gathered) {
-              const std::vector<Range> pieces = pair_pieces(columns.size(), layout.row_parts());
-              const auto row_part = static_cast<std::size_t>(block / layout.col_parts());
-              if (row_part >= pieces.size()) continue;
-              columns = Range{columns.begin + pieces[row_part].begin, columns.begin + pieces[row_part].end};
-            }
             Piece piece;
             piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, layout.block_tiles(block).front()));
             piece.address = address_of(lir_, place, 0, iteration) + static_cast<std::uint32_t>(which) * 4;
@@ -386,6 +386,7 @@ class Binder {
             piece.strides.push_back(2);
             binding.pieces.push_back(std::move(piece));
           }
+        }
     }
   }
 
