@@ -341,7 +341,7 @@ void LirBuilder::finish_iteration_record() {
   }
   for (Transfer& transfer : lir_.transfers) read(transfer.source);
   for (auto& [op, place] : lir_.op_weights) stored(place);
-  for (auto& [op, pairs] : lir_.row_weights) stored(pairs.place);
+  for (auto& [op, place] : lir_.row_weights) stored(place);
   for (auto& [weight, place] : lir_.bias_places) stored(place);
   if (copy < 0) return;
   // The first exchange of each iteration fills the copy, before any

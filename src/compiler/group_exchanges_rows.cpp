@@ -19,12 +19,12 @@ Place LirBuilder::layernorm_pairs(int index) {
   if (!gathers_pairs(layout.row_parts(), gamma.per_iteration)) {
     const Place pairs = weight_place(name, BufferKind::Weight, static_cast<std::uint32_t>(layout.widest()) * 8,
                                      gamma.per_iteration);
-    lir_.row_weights[index] = Lir::RowWeights{pairs, false};
+    lir_.row_weights[index] = pairs;
     return pairs;
   }
   const std::int64_t widest_piece = pair_pieces(layout.widest(), layout.row_parts()).front().size();
   const Place stored = weight_place(name, BufferKind::Weight, static_cast<std::uint32_t>(widest_piece) * 8, true, true);
-  lir_.row_weights[index] = Lir::RowWeights{stored, true};
+  lir_.row_weights[index] = stored;
   Buffer buffer{op.name + ".pairs", BufferKind::GatheredWeight};
   buffer.bytes = static_cast<std::uint32_t>(layout.widest()) * 8;
   buffer.lifetime = Lifetime{phase_of(index), phase_of(index), false};

@@ -242,14 +242,9 @@ struct Lir {
   std::vector<int> op_phase;  // per MidOp: its superstep
   std::map<int, Place> op_weights;  // GEMM MidOp -> where its weight panels are
   std::map<int, Place> bias_places;  // chain weight (a bias) -> where it is
-  // LayerNorm MidOp -> where its gamma/beta pairs are stored; gathered:
-  // in pieces over the first row parts (pair_pieces), each tile's own
-  // piece, gathered before the apply.
-  struct RowWeights {
-    Place place;
-    bool gathered = false;
-  };
-  std::map<int, RowWeights> row_weights;
+  // LayerNorm MidOp -> where its gamma/beta pairs are stored (in pieces
+  // over the first row parts where gathers_pairs says they are gathered).
+  std::map<int, Place> row_weights;
   std::map<int, Place> tables;       // Map MidOp -> its table, stored as its output's piece
   // Per host input read as patches: where each group tile keeps the pixels
   // the patches leave out (unread_pixel_pieces), a slot of

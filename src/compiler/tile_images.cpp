@@ -65,7 +65,7 @@ class Binder {
     for (const auto& [gemm, place] : lir_.op_weights) add_weight(result, gemm, place);
     for (const Task& task : lir_.tasks)
       if (task.kind == TaskKind::Combine && task.bias.buffer >= 0 && !task.rows_split) add_bias(result, task);
-    for (const auto& [op, pairs] : lir_.row_weights) add_layernorm_weights(result, op, pairs);
+    for (const auto& [op, place] : lir_.row_weights) add_layernorm_weights(result, op, place);
     for (const auto& [op, place] : lir_.tables) add_table(result, op, place);
     for (const auto& [name, activation] : chain.outputs)
       result.push_back(activation_binding(name, package::BindingRole::Output, type_of_output(in_.graph, name),
@@ -353,8 +353,7 @@ class Binder {
   // LayerNorm's gamma and beta, interleaved as FP32 pairs: on each tile that
   // normalises rows, those of its output columns, or, where the pairs are
   // gathered, its row part's piece of them.
-  void add_layernorm_weights(std::vector<package::Binding>& bindings, int op_index, const Lir::RowWeights& pairs) {
-    const Place& place = pairs.place;
+  void add_layernorm_weights(std::vector<package::Binding>& bindings, int op_index, const Place& place) {
     const MidOp& op = lir_.mid->ops[static_cast<std::size_t>(op_index)];
     const Step& step = lir_.chain->steps[static_cast<std::size_t>(op.step)];
     const Layout& layout = lir_.mid->values[static_cast<std::size_t>(op.output)].layout;
@@ -366,7 +365,7 @@ class Binder {
       for (int group = 0; group < groups_.groups; ++group)
         for (int block = 0; block < layout.blocks(); ++block) {
           Range columns = layout.block_cols(block);
-          if (pairs.gathered) {
+          if (gathers_pairs(layout.row_parts(), weight.per_iteration)) {
             const std::vector<Range> pieces = pair_pieces(columns.size(), layout.row_parts());
             const auto row_part = static_cast<std::size_t>(block / layout.col_parts());
             if (row_part >= pieces.size()) continue;
