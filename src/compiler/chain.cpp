@@ -542,6 +542,7 @@ Chain build_chain(const graph::Graph& graph) {
   builder.add_graph(graph, {}, false);
   builder.add_outputs(graph);
   if (chain.inputs.empty()) throw_failure("graph", "the graph has no host input");
+  fuse_sibling_gemms(chain);
   return chain;
 }
 

@@ -52,6 +52,10 @@ struct Activation {
   std::int64_t cols = 0;
   StorageType storage;
   int space = 0;  // index into Chain::spaces
+  // A view: columns [view_offset, view_offset + cols) of activation
+  // `view_of`, which a fused GEMM computes (-1: a value of its own).
+  int view_of = -1;
+  std::int64_t view_offset = 0;
 };
 
 // A parameter the chain reads: its shape as the step sees it ([K, N] for a
@@ -62,9 +66,19 @@ struct Weight {
   std::vector<std::int64_t> shape;
   StorageType storage;
   bool per_iteration = false;  // a repeat's sequence operand
+  // A fused GEMM's weight or bias: these weights side by side along the
+  // output columns, in order (`parameter` names them joined by '+').
+  std::vector<int> joined;
 };
 
 enum class StepKind : std::uint8_t { Gemm, Map, LayerNorm, Softmax, Attention };
+
+// A graph GEMM that a fused step computes: its name and its output columns.
+struct FusedGemm {
+  std::string op;
+  std::int64_t first_column = 0;
+  std::int64_t columns = 0;
+};
 
 struct Step {
   StepKind kind;
@@ -77,6 +91,9 @@ struct Step {
   // transposed), accumulated in FP32 and rounded to `result`.
   int weight = -1;
   bool transpose_weight = false;
+  // A fused GEMM (sibling GEMMs of one input side by side): the graph
+  // GEMMs it computes; empty for a GEMM of one graph op.
+  std::vector<FusedGemm> fused;
   // Map: a parameter of one segment's rows x the columns added to every
   // segment (a position embedding), or -1.
   int table = -1;
@@ -150,5 +167,11 @@ struct Chain {
 // Throws BadInput naming the op when the graph is not row-local or uses a
 // construct the compiler does not support.
 Chain build_chain(const graph::Graph& graph);
+
+// GEMMs that read one activation, one after another, with weights and
+// epilogues alike, become one GEMM over their weights side by side (one
+// pass over the activation, fewer K parts to reduce); their results become
+// views of its output (fuse_gemms.cpp). build_chain runs it.
+void fuse_sibling_gemms(Chain& chain);
 
 }  // namespace tilec::compiler

@@ -51,6 +51,18 @@ class MidBuilder {
   // inputs seen for the first time are bound in the stored-once form.
   int value_in(int activation, const Layout& layout, bool host_input_stored_once) {
     auto it = current_.find(activation);
+    const Activation& a = chain_.activations[static_cast<std::size_t>(activation)];
+    if (it == current_.end() && a.view_of >= 0) {
+      // A view moves out of the value it is part of, from its columns.
+      const int from = current_.at(a.view_of);
+      MidOp op{MidOpKind::Rearrange, a.name + ".rearrange"};
+      op.inputs = {from};
+      op.output = activation_value(activation, layout);
+      op.column_offset = a.view_offset;
+      const int to = op.output;
+      add_op(std::move(op));
+      return to;
+    }
     if (it == current_.end()) {
       Layout bound = host_input_stored_once ? stored_once(layout, choice_.input_spread) : layout;
       int id = activation_value(activation, bound);
@@ -121,9 +133,12 @@ class MidBuilder {
   void add_map(int index) {
     const Step& step = chain_.steps[index];
     auto it = current_.find(step.input);
-    Layout layout = it == current_.end()
-                        ? spread_layout(panels(step.input), chain_.activations[step.input].cols, choice_.group_size)
-                        : program_.values[it->second].layout;
+    const Activation& read = chain_.activations[static_cast<std::size_t>(step.input)];
+    Layout layout = it != current_.end() ? program_.values[it->second].layout
+                    : read.view_of >= 0
+                        ? column_window(program_.values[static_cast<std::size_t>(current_.at(read.view_of))].layout,
+                                        Range{read.view_offset, read.view_offset + read.cols})
+                        : spread_layout(panels(step.input), read.cols, choice_.group_size);
     bool enters_region = chain_.repeat && index < chain_.repeat->first_step && step.name == chain_.repeat->name + ".enter";
     if (enters_region) layout = entry_layout(layout);
     int input = value_in(step.input, layout, false);

@@ -23,6 +23,10 @@ bool quantised_to_fp8_later(const Chain& chain, int activation, std::vector<bool
   if (chain.repeat)
     for (const auto& [start, end] : chain.repeat->carried)
       if (end == activation && quantised_to_fp8_later(chain, start, seen)) return true;
+  for (int view = 0; view < static_cast<int>(chain.activations.size()); ++view)
+    if (chain.activations[static_cast<std::size_t>(view)].view_of == activation &&
+        quantised_to_fp8_later(chain, view, seen))
+      return true;
   // Through elementwise steps, and through layernorm, softmax and
   // attention (which keep a last-bit difference last-bit): a GEMM's sum
   // spreads it less than an FP8 rounding.

@@ -251,8 +251,11 @@ void LirBuilder::add_rearrange(int index) {
   const std::uint32_t from_column = column_bytes(from), to_column = column_bytes(to);
   const Place source_base = lir_.value_places[static_cast<std::size_t>(op.inputs[0])];
   const Place destination_base = lir_.value_places[static_cast<std::size_t>(op.output)];
+  // Columns are counted in the input's numbering throughout.
+  const std::int64_t offset = op.column_offset;
   for (int want = 0; want < to.layout.blocks(); ++want) {
-    const Range want_rows = to.layout.block_rows(want), want_cols = to.layout.block_cols(want);
+    const Range want_rows = to.layout.block_rows(want);
+    const Range want_cols{to.layout.block_cols(want).begin + offset, to.layout.block_cols(want).end + offset};
     for (int have = 0; have < from.layout.blocks(); ++have) {
       const Range have_rows = from.layout.block_rows(have), have_cols = from.layout.block_cols(have);
       const Range rows{std::max(want_rows.begin, have_rows.begin), std::min(want_rows.end, have_rows.end)};
@@ -274,9 +277,9 @@ void LirBuilder::add_rearrange(int index) {
       if (move.source_strided) transfer.source_pattern = BytePattern{run, from_column};
       if (move.destination_strided) transfer.destination_pattern = BytePattern{run, to_column};
       transfer.what = to.layout.row_parts() == 1 && from.layout.row_parts() == 1
-                          ? fmt::format("{} columns {}..{}", to.name, cols.begin, cols.end)
-                          : fmt::format("{} rows {}..{} columns {}..{}", to.name, rows.begin, rows.end, cols.begin,
-                                        cols.end);
+                          ? fmt::format("{} columns {}..{}", to.name, cols.begin - offset, cols.end - offset)
+                          : fmt::format("{} rows {}..{} columns {}..{}", to.name, rows.begin, rows.end,
+                                        cols.begin - offset, cols.end - offset);
       lir_.transfers.push_back(std::move(transfer));
     }
   }

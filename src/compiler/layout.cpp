@@ -63,6 +63,23 @@ Layout column_layout(std::int64_t chunk_panels, std::vector<Range> cols, const s
   return layout;
 }
 
+Layout column_window(const Layout& layout, Range window) {
+  Layout cut;
+  cut.rows = layout.rows;
+  cut.piece_panels = layout.piece_panels;
+  std::vector<int> kept;
+  for (int c = 0; c < layout.col_parts(); ++c) {
+    const Range part = layout.cols[static_cast<std::size_t>(c)];
+    const Range inside{std::max(part.begin, window.begin), std::min(part.end, window.end)};
+    if (inside.size() <= 0) continue;
+    cut.cols.push_back(Range{inside.begin - window.begin, inside.end - window.begin});
+    kept.push_back(c);
+  }
+  for (int r = 0; r < layout.row_parts(); ++r)
+    for (int c : kept) cut.add_block(layout.tiles_of(r, c));
+  return cut;
+}
+
 Range GemmGrid::weight_piece(int m, int n) const {
   const std::int64_t blocks = (columns[static_cast<std::size_t>(n)].size() + kPanelRows - 1) / kPanelRows;
   if (!weights_moved) return Range{0, blocks};

@@ -111,6 +111,11 @@ inline BlockMove block_move(const Layout& from, int from_block, const Layout& to
   return move;
 }
 
+// Columns [window.begin, window.end) of a layout, numbered from 0: the
+// column parts that hold some of them, cut to them, on the same tiles (a
+// view's layout: its columns where the viewed value's blocks hold them).
+Layout column_window(const Layout& layout, Range window);
+
 // One row part covering the chunk's `chunk_panels` panels, column parts
 // `cols`, part c on the tiles `tiles[c]`: the layouts of plans that split
 // no rows.
@@ -206,6 +211,9 @@ struct MidOp {
   int attention_query_parts = 1;
   int attention_key_parts = 1;
   std::vector<EpilogueOp> epilogue;  // Gemm (when not partial), Reduce, Map
+  // Rearrange: the input's column that is the output's column 0 (a view
+  // moving out of the fused GEMM output it is part of).
+  std::int64_t column_offset = 0;
   // Superstep this op belongs to; an op with exchange starts a new one.
   int superstep = -1;
 };

@@ -90,6 +90,18 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
 
   // The host input starts stored once, in the layout its first reader wants
   // (chosen per candidate below); until then its state is "undecided" (-1).
+  // A fused GEMM's views are where its output is, their columns alone
+  // (ids + 1 by (output layout, view)).
+  std::vector<std::vector<int>> views(chain.activations.size());
+  for (int a = 0; a < static_cast<int>(chain.activations.size()); ++a)
+    if (chain.activations[static_cast<std::size_t>(a)].view_of >= 0)
+      views[static_cast<std::size_t>(chain.activations[static_cast<std::size_t>(a)].view_of)].push_back(a);
+  std::map<std::pair<int, int>, int> view_layouts;
+  auto view_columns = [&](int view) {
+    const Activation& a = chain.activations[static_cast<std::size_t>(view)];
+    return Range{a.view_offset, a.view_offset + a.cols};
+  };
+
   Label start;
   start.choice.assign(chain.steps.size(), -1);
   start.layout_of.assign(chain.activations.size(), -1);
@@ -115,6 +127,11 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
       for (const Label& label : labels) {
         auto continue_with = [&](int layout, int entry_layout, Label grown) {
           grown.layout_of[static_cast<std::size_t>(step.output)] = layout;
+          for (int view : views[static_cast<std::size_t>(step.output)]) {
+            int& id = view_layouts[{layout, view}];
+            if (id == 0) id = 1 + layouts.id(column_window(layouts.at(layout), view_columns(view)));
+            grown.layout_of[static_cast<std::size_t>(view)] = id - 1;
+          }
           insert_label(next[{layout, entry_layout}], std::move(grown));
         };
         // Where the step's input is (-1: a host input not bound yet).

@@ -16,12 +16,27 @@ std::vector<int> reduction_order(int k_parts, int own_part) {
 
 namespace {
 
-// The gemm op's name in the summation order: a repeat body's as "REPEAT.NAME".
-std::string order_name(const Chain& chain, int step) {
-  const std::string& name = chain.steps[static_cast<std::size_t>(step)].name;
+// A graph op's name in the summation order: a repeat body's as "REPEAT.NAME".
+std::string order_name(const Chain& chain, int step, const std::string& name) {
   if (chain.repeat && step >= chain.repeat->first_step && step <= chain.repeat->last_step)
     return chain.repeat->name + "." + name;
   return name;
+}
+std::string order_name(const Chain& chain, int step) {
+  return order_name(chain, step, chain.steps[static_cast<std::size_t>(step)].name);
+}
+
+// A fused GEMM's split as one of its graph GEMMs sees it: the orders of
+// its columns, numbered from 0.
+reference::KSplit part_of(const reference::KSplit& fused, const FusedGemm& part) {
+  reference::KSplit split = fused;
+  split.orders.clear();
+  const std::int64_t first = part.first_column, end = part.first_column + part.columns;
+  for (const reference::KSplit::Columns& columns : fused.orders) {
+    const std::int64_t begin = std::max(columns.begin, first), last = std::min(columns.end, end);
+    if (begin < last) split.orders.push_back({begin - first, last - first, columns.parts});
+  }
+  return split;
 }
 
 reference::KSplit split_of(const MidProgram& program, const MidOp& reduce) {
@@ -105,9 +120,15 @@ graph::SummationOrder summation_order(const Chain& chain, const MidProgram& prog
     if (op.step < 0) continue;
     const std::string name = order_name(chain, op.step);
     switch (op.kind) {
-      case MidOpKind::Reduce:
-        if (op.grid.k_parts > 1) add_order(order.gemms, name, split_of(program, op));
+      case MidOpKind::Reduce: {
+        if (op.grid.k_parts == 1) break;
+        const reference::KSplit split = split_of(program, op);
+        const Step& step = chain.steps[static_cast<std::size_t>(op.step)];
+        if (step.fused.empty()) add_order(order.gemms, name, split);
+        for (const FusedGemm& part : step.fused)
+          add_order(order.gemms, order_name(chain, op.step, part.op), part_of(split, part));
         break;
+      }
       case MidOpKind::LayerNorm:
       case MidOpKind::Softmax: add_order(order.rows, name, reference::RowSplit{}); break;
       case MidOpKind::RowApply: add_order(order.rows, name, row_split_of(chain, program, op)); break;

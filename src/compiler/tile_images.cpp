@@ -272,11 +272,24 @@ class Binder {
     return place.iteration_stride ? static_cast<int>(lir_.mid->repeat_count) : 1;
   }
 
+  // The graph weight that holds output column `column` of a weight (a
+  // joined weight's part, or the weight itself), and the column in it.
+  std::pair<const Weight*, std::int64_t> weight_column(const Weight& weight, std::int64_t column,
+                                                        bool transposed) const {
+    for (int part : weight.joined) {
+      const Weight& w = lir_.chain->weights[static_cast<std::size_t>(part)];
+      const std::int64_t width = w.shape.size() == 1 ? w.shape[0] : transposed ? w.shape[0] : w.shape[1];
+      if (column < width) return {&w, column};
+      column -= width;
+    }
+    TILEC_CHECK(weight.joined.empty(), "a column past the joined weight '{}'", weight.parameter);
+    return {&weight, column};
+  }
+
   void add_weight(std::vector<package::Binding>& bindings, int gemm, const Place& place) {
     const MidOp& op = lir_.mid->ops[static_cast<std::size_t>(gemm)];
     const Step& step = lir_.chain->steps[static_cast<std::size_t>(op.step)];
     const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(step.weight)];
-    package::Binding& binding = binding_for(bindings, weight.parameter);
     const std::uint32_t element = element_bytes(weight.storage.element);
     const bool leading = weight.per_iteration;
     // Each tile of block (m, n, k) stores its piece of the (n, k) weights:
@@ -291,8 +304,11 @@ class Binder {
           const std::uint32_t tile = static_cast<std::uint32_t>(groups_.tile_of(group, op.grid.tile(m, n, k)));
           for (int iteration = 0; iteration < iterations(place); ++iteration)
             for (std::int64_t block = stored.begin; block < stored.end; ++block) {
-              std::int64_t first = columns.begin + block * kPanelRows;
-              std::int64_t width = std::min<std::int64_t>(kPanelRows, columns.end - first);
+              // A block lies in one graph weight (fuse_gemms.cpp).
+              const auto [source, first] = weight_column(weight, columns.begin + block * kPanelRows,
+                                                         step.transpose_weight);
+              const std::int64_t width = std::min<std::int64_t>(kPanelRows, columns.end - columns.begin - block * kPanelRows);
+              package::Binding& binding = binding_for(bindings, source->parameter);
               Piece piece;
               piece.tile = tile;
               piece.address = address_of(lir_, place, 0, iteration) +
@@ -328,26 +344,34 @@ class Binder {
     const Weight& weight = lir_.chain->weights[static_cast<std::size_t>(bias_op->weight)];
     // Where the bias is stored (the task may read a staged copy).
     const Place& stored = lir_.bias_places.at(bias_op->weight);
-    package::Binding& binding = binding_for(bindings, weight.parameter);
-    const graph::TensorType& type = binding.type;
     const Range columns = output.layout.columns_on(task.tile);
     const bool half = weight.storage.element == ElementType::F16;
-    for (int group = 0; group < groups_.groups; ++group)
-      for (int iteration = 0; iteration < iterations(stored); ++iteration)
-        for (int copy = 0; copy < (half ? 2 : 1); ++copy) {
-          Piece piece;
-          piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, task.tile));
-          piece.address = address_of(lir_, stored, 0, iteration) + static_cast<std::uint32_t>(copy) * 2;
-          for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
-            piece.start.push_back(axis == 0 && weight.per_iteration ? iteration : 0);
-            piece.size.push_back(1);
-            piece.strides.push_back(1);
+    // A joined bias: each graph bias's run of the tile's columns.
+    for (std::int64_t column = columns.begin; column < columns.end;) {
+      const auto [source, first] = weight_column(weight, column, false);
+      const std::int64_t count = std::min(columns.end - column, source->shape.back() - first);
+      TILEC_CHECK(count > 0, "bias column {} of '{}' lies past '{}'", column, weight.parameter, source->parameter);
+      package::Binding& binding = binding_for(bindings, source->parameter);
+      const graph::TensorType& type = binding.type;
+      const std::uint32_t offset = static_cast<std::uint32_t>(column - columns.begin) * 4;
+      for (int group = 0; group < groups_.groups; ++group)
+        for (int iteration = 0; iteration < iterations(stored); ++iteration)
+          for (int copy = 0; copy < (half ? 2 : 1); ++copy) {
+            Piece piece;
+            piece.tile = static_cast<std::uint32_t>(groups_.tile_of(group, task.tile));
+            piece.address = address_of(lir_, stored, 0, iteration) + offset + static_cast<std::uint32_t>(copy) * 2;
+            for (std::size_t axis = 0; axis + 1 < type.shape.size(); ++axis) {
+              piece.start.push_back(axis == 0 && source->per_iteration ? iteration : 0);
+              piece.size.push_back(1);
+              piece.strides.push_back(1);
+            }
+            piece.start.push_back(first);
+            piece.size.push_back(count);
+            piece.strides.push_back(half ? 2 : 1);
+            binding.pieces.push_back(std::move(piece));
           }
-          piece.start.push_back(columns.begin);
-          piece.size.push_back(columns.size());
-          piece.strides.push_back(half ? 2 : 1);
-          binding.pieces.push_back(std::move(piece));
-        }
+      column += count;
+    }
   }
 
   // LayerNorm's gamma and beta, interleaved as FP32 pairs: on each tile that

@@ -1,0 +1,120 @@
+// Sibling GEMMs of one input fuse into one GEMM whose results are views of
+// its output, only where they compute alike; the fused plans match the
+// plan-order reference bit for bit.
+#include "compiler/chain.h"
+#include "end_to_end.h"
+#include "graph/builder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace tilec::compiler {
+namespace {
+
+const StorageType kF16{ElementType::F16, 0};
+
+struct Projection {
+  std::string name;
+  std::int64_t columns = 32;
+  StorageType weight = kF16;
+  bool bias = true;
+};
+
+// x [2, 32, 48] -> one projection each -> attention over q, k, v (the first
+// three) -> an output projection; more projections are graph outputs.
+graph::Graph projections_graph(const std::vector<Projection>& projections, std::int64_t width = 48) {
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{2, 32, width}, kF16});
+  std::vector<graph::ValueId> weights, biases, results;
+  for (const Projection& p : projections) {
+    weights.push_back(b.parameter("W" + p.name, {{width, p.columns}, p.weight}));
+    biases.push_back(p.bias ? b.parameter("b" + p.name, {{p.columns}, kF16}) : graph::kNoValue);
+  }
+  graph::ValueId wo = b.parameter("Wo", {{projections[2].columns, width}, kF16});
+  for (std::size_t i = 0; i < projections.size(); ++i) {
+    const Projection& p = projections[i];
+    graph::ValueId y = b.gemm(p.name + "_gemm", x, weights[i], kF16);
+    if (p.bias) y = b.add(p.name, y, biases[i]);
+    results.push_back(y);
+  }
+  graph::ValueId a = b.attention("attention", results[0], results[1], results[2], 0.0f, kF16, 2);
+  b.output("y", b.gemm("out", a, wo, kF16));
+  for (std::size_t i = 3; i < results.size(); ++i) b.output(projections[i].name + "_out", results[i]);
+  return b.finish();
+}
+
+const Step* step_named(const Chain& chain, const std::string& name) {
+  for (const Step& step : chain.steps)
+    if (step.name == name) return &step;
+  return nullptr;
+}
+
+TEST(FuseGemms, SiblingProjectionsBecomeOneGemmWhoseResultsAreViews) {
+  const Chain chain = build_chain(projections_graph({{"q"}, {"k"}, {"v", 64}}));
+  const Step* fused = step_named(chain, "q_gemm+k_gemm+v_gemm");
+  ASSERT_NE(fused, nullptr);
+  ASSERT_EQ(fused->fused.size(), 3u);
+  EXPECT_EQ(fused->fused[1].op, "k_gemm");
+  EXPECT_EQ(fused->fused[1].first_column, 32);
+  EXPECT_EQ(fused->fused[2].first_column, 64);
+  EXPECT_EQ(fused->fused[2].columns, 64);
+  const Weight& weight = chain.weights[static_cast<std::size_t>(fused->weight)];
+  EXPECT_EQ(weight.shape, (std::vector<std::int64_t>{48, 128}));
+  EXPECT_EQ(weight.joined.size(), 3u);
+  ASSERT_EQ(fused->epilogue.size(), 1u);
+  EXPECT_EQ(chain.weights[static_cast<std::size_t>(fused->epilogue[0].weight)].shape, std::vector<std::int64_t>{128});
+  EXPECT_EQ(chain.activations[static_cast<std::size_t>(fused->output)].cols, 128);
+  // The attention reads the views: columns of the fused output.
+  const Step* attention = step_named(chain, "attention");
+  ASSERT_NE(attention, nullptr);
+  const Activation& v = chain.activations[static_cast<std::size_t>(attention->third_input)];
+  EXPECT_EQ(v.view_of, fused->output);
+  EXPECT_EQ(v.view_offset, 64);
+  EXPECT_EQ(v.cols, 64);
+  EXPECT_EQ(step_named(chain, "q_gemm"), nullptr);
+}
+
+TEST(FuseGemms, GemmsThatComputeDifferentlyStayApart) {
+  const StorageType f32{ElementType::F32, 0};
+  // Columns not in whole 16-column blocks (q's, then k's), another weight
+  // type, no bias: q stays apart, and k and v fuse only when alike.
+  for (const auto& projections : std::vector<std::vector<Projection>>{
+           {{"q", 40}, {"k", 40}, {"v"}},
+           {{"q"}, {"k", 32, f32}, {"v", 32, f32}},
+           {{"q"}, {"k", 32, kF16, false}, {"v", 32, kF16, false}},
+       }) {
+    const Chain chain = build_chain(projections_graph(projections));
+    EXPECT_NE(step_named(chain, "q_gemm"), nullptr);
+    const bool k_and_v_alike = projections[1].columns % 16 == 0;
+    EXPECT_EQ(step_named(chain, "k_gemm+v_gemm") != nullptr, k_and_v_alike) << projections[1].name;
+  }
+  const Chain outputs = build_chain(projections_graph({{"q"}, {"k"}, {"v"}, {"extra"}}));
+  const Step* fused = step_named(outputs, "q_gemm+k_gemm+v_gemm");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_NE(step_named(outputs, "extra_gemm"), nullptr);  // its result is a graph output
+}
+
+TEST(FuseGemms, FusedPlansMatchThePlanOrderReference) {
+  // A K of 1024 over 4 to 64 tiles, so that the fused sums split their K
+  // over tiles too; q and k of 32 columns, v of 64.
+  int split_sums = 0;
+  for (std::uint32_t tiles : {4u, 16u, 64u}) {
+    const graph::Graph graph = projections_graph({{"q"}, {"k"}, {"v", 64}}, 1024);
+    Outcome outcome = compile_and_run(graph, on_tiles(tiles));
+    EXPECT_NE(outcome.compiled.plan.find("q_gemm+k_gemm+v_gemm"), std::string::npos) << outcome.compiled.plan;
+    // Each graph GEMM's order is its columns' part of the fused one's.
+    const auto& gemms = outcome.compiled.package.summation_order.gemms;
+    if (gemms.count("v_gemm") && gemms.at("v_gemm").parts() > 1) {
+      ++split_sums;
+      EXPECT_EQ(gemms.at("q_gemm").parts(), gemms.at("v_gemm").parts());
+    }
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
+    EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
+  }
+  EXPECT_GT(split_sums, 0) << "no plan split the fused GEMM's sums over K parts";
+}
+
+}  // namespace
+}  // namespace tilec::compiler
