@@ -116,5 +116,36 @@ TEST(FuseGemms, FusedPlansMatchThePlanOrderReference) {
   EXPECT_GT(split_sums, 0) << "no plan split the fused GEMM's sums over K parts";
 }
 
+// Views read by other steps than attention: an add of two views (the
+// second moves to the first's tiles) and a layernorm of a third.
+TEST(FuseGemms, ViewsFeedElementwiseAndRowSteps) {
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{40, 64}, kF16});
+  std::vector<graph::ValueId> weights, biases;
+  for (const char* name : {"a", "b", "c"}) {
+    weights.push_back(b.parameter(std::string("W") + name, {{64, 48}, kF16}));
+    biases.push_back(b.parameter(std::string("b") + name, {{48}, kF16}));
+  }
+  const StorageType f32{ElementType::F32, 0};
+  graph::ValueId gamma = b.parameter("gamma", {{48}, f32});
+  graph::ValueId beta = b.parameter("beta", {{48}, f32});
+  std::vector<graph::ValueId> views;
+  for (int i = 0; i < 3; ++i) {
+    const std::string name(1, static_cast<char>('a' + i));
+    views.push_back(b.add(name, b.gemm(name + "_gemm", x, weights[static_cast<std::size_t>(i)], kF16),
+                          biases[static_cast<std::size_t>(i)]));
+  }
+  b.output("sum", b.add("sum", views[0], views[1]));
+  b.output("normed", b.layernorm("normed", views[2], gamma, beta));
+  const graph::Graph graph = b.finish();
+  for (std::uint32_t tiles : {1u, 16u}) {
+    Outcome outcome = compile_and_run(graph, on_tiles(tiles));
+    EXPECT_NE(outcome.compiled.plan.find("a_gemm+b_gemm+c_gemm"), std::string::npos) << outcome.compiled.plan;
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
+    EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
+  }
+}
+
 }  // namespace
 }  // namespace tilec::compiler
