@@ -82,7 +82,7 @@ struct FusedGemm {
 
 struct Step {
   StepKind kind;
-  std::string name;  // the graph op it starts from
+  std::string name;  // the graph op it starts from (a fused GEMM's: theirs joined by '+')
   int input = -1;    // activation indices
   int second_input = -1;  // Map: elementwise add of two activations; Attention: k
   int third_input = -1;   // Attention: v

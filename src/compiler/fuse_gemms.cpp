@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
+#include <span>
 
 namespace tilec::compiler {
 

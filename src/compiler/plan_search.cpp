@@ -88,20 +88,24 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
   std::map<State, std::vector<Label>> states;
   std::map<int, int> activation_layout;  // layouts of values read later (residuals, outputs)
 
-  // The host input starts stored once, in the layout its first reader wants
-  // (chosen per candidate below); until then its state is "undecided" (-1).
-  // A fused GEMM's views are where its output is, their columns alone
-  // (ids + 1 by (output layout, view)).
+  // A fused GEMM's views are where its output is, their columns alone:
+  // the layout id of each (output layout, view), asked for once.
   std::vector<std::vector<int>> views(chain.activations.size());
   for (int a = 0; a < static_cast<int>(chain.activations.size()); ++a)
     if (chain.activations[static_cast<std::size_t>(a)].view_of >= 0)
       views[static_cast<std::size_t>(chain.activations[static_cast<std::size_t>(a)].view_of)].push_back(a);
   std::map<std::pair<int, int>, int> view_layouts;
-  auto view_columns = [&](int view) {
-    const Activation& a = chain.activations[static_cast<std::size_t>(view)];
-    return Range{a.view_offset, a.view_offset + a.cols};
+  auto view_layout = [&](int layout, int view) {
+    auto [it, added] = view_layouts.try_emplace({layout, view}, -1);
+    if (added) {
+      const Activation& a = chain.activations[static_cast<std::size_t>(view)];
+      it->second = layouts.id(column_window(layouts.at(layout), Range{a.view_offset, a.view_offset + a.cols}));
+    }
+    return it->second;
   };
 
+  // The host input starts stored once, in the layout its first reader wants
+  // (chosen per candidate below); until then its state is "undecided" (-1).
   Label start;
   start.choice.assign(chain.steps.size(), -1);
   start.layout_of.assign(chain.activations.size(), -1);
@@ -127,11 +131,8 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
       for (const Label& label : labels) {
         auto continue_with = [&](int layout, int entry_layout, Label grown) {
           grown.layout_of[static_cast<std::size_t>(step.output)] = layout;
-          for (int view : views[static_cast<std::size_t>(step.output)]) {
-            int& id = view_layouts[{layout, view}];
-            if (id == 0) id = 1 + layouts.id(column_window(layouts.at(layout), view_columns(view)));
-            grown.layout_of[static_cast<std::size_t>(view)] = id - 1;
-          }
+          for (int view : views[static_cast<std::size_t>(step.output)])
+            grown.layout_of[static_cast<std::size_t>(view)] = view_layout(layout, view);
           insert_label(next[{layout, entry_layout}], std::move(grown));
         };
         // Where the step's input is (-1: a host input not bound yet).
