@@ -19,6 +19,7 @@ struct Projection {
   std::int64_t columns = 32;
   StorageType weight = kF16;
   bool bias = true;
+  bool transposed = false;  // the weight stored [N, K]
 };
 
 // x [2, 32, 48] -> one projection each -> attention over q, k, v (the first
@@ -28,13 +29,14 @@ graph::Graph projections_graph(const std::vector<Projection>& projections, std::
   graph::ValueId x = b.input("x", {{2, 32, width}, kF16});
   std::vector<graph::ValueId> weights, biases, results;
   for (const Projection& p : projections) {
-    weights.push_back(b.parameter("W" + p.name, {{width, p.columns}, p.weight}));
+    const graph::Shape shape = p.transposed ? graph::Shape{p.columns, width} : graph::Shape{width, p.columns};
+    weights.push_back(b.parameter("W" + p.name, {shape, p.weight}));
     biases.push_back(p.bias ? b.parameter("b" + p.name, {{p.columns}, kF16}) : graph::kNoValue);
   }
   graph::ValueId wo = b.parameter("Wo", {{projections[2].columns, width}, kF16});
   for (std::size_t i = 0; i < projections.size(); ++i) {
     const Projection& p = projections[i];
-    graph::ValueId y = b.gemm(p.name + "_gemm", x, weights[i], kF16);
+    graph::ValueId y = b.gemm(p.name + "_gemm", x, weights[i], kF16, false, p.transposed);
     if (p.bias) y = b.add(p.name, y, biases[i]);
     results.push_back(y);
   }
@@ -100,7 +102,11 @@ TEST(FuseGemms, FusedPlansMatchThePlanOrderReference) {
   // over tiles too; q and k of 32 columns, v of 64.
   int split_sums = 0;
   for (std::uint32_t tiles : {4u, 16u, 64u}) {
-    const graph::Graph graph = projections_graph({{"q"}, {"k"}, {"v", 64}}, 1024);
+    // Weights stored [N, K] on 16 tiles.
+    const bool transposed = tiles == 16;
+    const graph::Graph graph = projections_graph(
+        {{"q", 32, kF16, true, transposed}, {"k", 32, kF16, true, transposed}, {"v", 64, kF16, true, transposed}},
+        1024);
     Outcome outcome = compile_and_run(graph, on_tiles(tiles));
     EXPECT_NE(outcome.compiled.plan.find("q_gemm+k_gemm+v_gemm"), std::string::npos) << outcome.compiled.plan;
     // Each graph GEMM's order is its columns' part of the fused one's.
