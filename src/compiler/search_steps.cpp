@@ -14,19 +14,33 @@ void add_weight_bytes(Label& label, std::int64_t bytes, bool per_iteration) {
   if (per_iteration) label.record_bytes += bytes;
 }
 
-// Moves the current value from layout `from` into layout `to` (ids).
+// Moves values between layouts (ids) in one exchange phase: their bytes
+// and transfers add up, and they share one sync.
+void add_rearranges(const SearchContext& context, std::span<const Move> moves, double repeat, Label& label) {
+  std::int64_t bytes_in = 0, bytes_out = 0, transfers = 0, patterned = 0, live = 0;
+  for (const Move& move : moves) {
+    if (move.from == move.to) continue;
+    const RearrangeCost cost = context.layouts.cost(move.from, move.to);
+    if (!cost.needed()) continue;
+    bytes_in += cost.elements_in * move.element;
+    bytes_out += cost.elements_out * move.element;
+    transfers += cost.transfers;
+    patterned += cost.patterned;
+    live = std::max(live, move.element * (context.layouts.piece_elements(move.from) +
+                                          context.layouts.piece_elements(move.to)));
+  }
+  if (bytes_in == 0) return;
+  if (label.cycles == 0) label.leading_exchange = true;
+  label.cycles += repeat * exchange_cycles(bytes_in, bytes_out, transfers, context.options.machine, patterned);
+  label.exchanges += static_cast<int>(repeat);
+  label.supervisor_bundles += 2 * transfers + 4;
+  label.activation_peak = std::max(label.activation_peak, live);
+}
+
 void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t element, double repeat,
                    Label& label) {
-  if (from == to) return;
-  const RearrangeCost cost = context.layouts.cost(from, to);
-  if (!cost.needed()) return;
-  if (label.cycles == 0) label.leading_exchange = true;
-  label.cycles += repeat * exchange_cycles(cost.elements_in * element, cost.elements_out * element, cost.transfers,
-                                           context.options.machine, cost.patterned);
-  label.exchanges += static_cast<int>(repeat);
-  label.supervisor_bundles += 2 * cost.transfers + 4;
-  std::int64_t live = element * (context.layouts.piece_elements(from) + context.layouts.piece_elements(to));
-  label.activation_peak = std::max(label.activation_peak, live);
+  const Move move{from, to, element};
+  add_rearranges(context, std::span<const Move>(&move, 1), repeat, label);
 }
 
 void add_gemm(const SearchContext& context, int step_index, const GemmCandidate& candidate, int from, int input_layout,
@@ -257,19 +271,21 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
   double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
   const int operands[] = {step.input, step.second_input, step.third_input};
   const int wanted[] = {ids.q, ids.k, ids.v};
-  for (int i = 0; i < 3; ++i) {
+  // q, k and v move in one exchange phase (the step's).
+  std::vector<Move> moves;
+  for (int i = 0; i < 3 && !already_there; ++i) {
     const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
     const int from = layout_of.empty() ? -1 : layout_of[static_cast<std::size_t>(operands[i])];
-    if (already_there) {
-    } else if (from < 0) {
+    if (from < 0) {
       // Bound from the host stored once in the layout read.
       const int stored = context.layouts.id(stored_once(context.layouts.at(wanted[i]), label.input_spread));
       label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
-      add_rearrange(context, stored, wanted[i], storage_bytes(a.storage), repeat, label);
+      moves.push_back(Move{stored, wanted[i], storage_bytes(a.storage)});
     } else {
-      add_rearrange(context, from, wanted[i], storage_bytes(a.storage), repeat, label);
+      moves.push_back(Move{from, wanted[i], storage_bytes(a.storage)});
     }
   }
+  add_rearranges(context, moves, repeat, label);
   add_step_cost(attention_cost(context, step_index, candidate), label);
 }
 

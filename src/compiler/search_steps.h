@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -181,6 +182,11 @@ inline bool in_region(const Chain& chain, int step) {
 
 // What each step adds to a label (cycles, bytes, code), reading its input
 // from layout `from` (ids; see search_steps.cpp for each).
+struct Move {
+  int from = -1, to = -1;    // layout ids
+  std::uint32_t element = 0;  // bytes of an element
+};
+void add_rearranges(const SearchContext& context, std::span<const Move> moves, double repeat, Label& label);
 void add_rearrange(const SearchContext& context, int from, int to, std::uint32_t element, double repeat,
                    Label& label);
 void add_gemm(const SearchContext& context, int step_index, const GemmCandidate& candidate, int from, int input_layout,
