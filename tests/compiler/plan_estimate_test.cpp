@@ -53,5 +53,17 @@ TEST(PlanEstimate, ASmallTowerRunsWithinAFewPercentOfItsEstimate) {
     }
 }
 
+// With syncs far dearer than anything else, the plan search's estimate is
+// its count of syncs: it must count those the built program runs (an
+// attention's q, k and v move in one phase, not three).
+TEST(PlanEstimate, TheSearchCountsTheSyncsTheProgramRuns) {
+  for (const char* workload : {"vit-layer", "vit"}) {
+    CompileOptions options = on_tiles(16);
+    options.machine.sync_cycles = 100'000;
+    const CompileResult result = compile(graph::build_workload(workload, graph::MlpOptions{}), options);
+    EXPECT_NEAR(result.search_estimated_cycles / result.estimated_cycles, 1.0, 0.01) << workload << ": " << result.plan;
+  }
+}
+
 }  // namespace
 }  // namespace tilec::compiler
