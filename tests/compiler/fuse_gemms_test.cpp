@@ -153,5 +153,41 @@ TEST(FuseGemms, ViewsFeedElementwiseAndRowSteps) {
   }
 }
 
+// Siblings before a repeat and inside its body (per-iteration weights):
+// the repeat's steps move with the steps fused before it.
+TEST(FuseGemms, SiblingsBeforeAndInsideARepeatFuse) {
+  graph::GraphBuilder b;
+  graph::ValueId x = b.input("x", {{40, 64}, kF16});
+  graph::ValueId wa = b.parameter("Wa", {{64, 32}, kF16});
+  graph::ValueId wb = b.parameter("Wb", {{64, 32}, kF16});
+  graph::ValueId wp = b.parameter("Wp", {{2, 32, 32}, kF16});
+  graph::ValueId wq = b.parameter("Wq", {{2, 32, 32}, kF16});
+  graph::ValueId a = b.gemm("a_gemm", x, wa, kF16);
+  graph::ValueId sum = b.add("sum", a, b.gemm("b_gemm", x, wb, kF16));
+  graph::GraphBuilder::RepeatOperands operands{.carried = {sum}, .sequence = {wp, wq}};
+  b.output("y", b.repeat("layers", 2, operands,
+                         [&](graph::GraphBuilder& body, const std::vector<graph::ValueId>& args) {
+                           graph::ValueId p = body.gemm("p_gemm", args[0], args[1], kF16);
+                           graph::ValueId q = body.gemm("q_gemm", args[0], args[2], kF16);
+                           return std::vector<graph::ValueId>{body.add("next", p, q)};
+                         })
+                    .front());
+  const graph::Graph graph = b.finish();
+  const Chain chain = build_chain(graph);
+  ASSERT_TRUE(chain.repeat.has_value());
+  EXPECT_NE(step_named(chain, "a_gemm+b_gemm"), nullptr);
+  EXPECT_EQ(chain.steps[static_cast<std::size_t>(chain.repeat->first_step)].name, "p_gemm+q_gemm");
+  EXPECT_EQ(chain.steps[static_cast<std::size_t>(chain.repeat->last_step)].name, "next");
+  EXPECT_TRUE(chain.weights[static_cast<std::size_t>(chain.steps[static_cast<std::size_t>(chain.repeat->first_step)]
+                                                           .weight)]
+                  .per_iteration);
+  for (std::uint32_t tiles : {1u, 16u}) {
+    Outcome outcome = compile_and_run(graph, on_tiles(tiles));
+    EXPECT_EQ(outcome.differing, 0) << "elements off the plan-order reference with " << outcome.compiled.plan;
+    EXPECT_EQ(outcome.bad, 0) << "max error " << outcome.max_error << " with " << outcome.compiled.plan;
+    EXPECT_EQ(outcome.most_memory, outcome.compiled.peak_bytes) << outcome.compiled.plan;
+  }
+}
+
 }  // namespace
 }  // namespace tilec::compiler
