@@ -5,6 +5,7 @@
 #include "compiler/kernel_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace tilec::compiler::search {
@@ -272,7 +273,8 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
   const int operands[] = {step.input, step.second_input, step.third_input};
   const int wanted[] = {ids.q, ids.k, ids.v};
   // q, k and v move in one exchange phase (the step's).
-  std::vector<Move> moves;
+  std::array<Move, 3> moves;
+  std::size_t count = 0;
   for (int i = 0; i < 3 && !already_there; ++i) {
     const Activation& a = chain.activations[static_cast<std::size_t>(operands[i])];
     const int from = layout_of.empty() ? -1 : layout_of[static_cast<std::size_t>(operands[i])];
@@ -280,12 +282,12 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
       // Bound from the host stored once in the layout read.
       const int stored = context.layouts.id(stored_once(context.layouts.at(wanted[i]), label.input_spread));
       label.input_bytes += context.layouts.piece_elements(stored) * context.chunks * storage_bytes(a.storage);
-      moves.push_back(Move{stored, wanted[i], storage_bytes(a.storage)});
+      moves[count++] = Move{stored, wanted[i], storage_bytes(a.storage)};
     } else {
-      moves.push_back(Move{from, wanted[i], storage_bytes(a.storage)});
+      moves[count++] = Move{from, wanted[i], storage_bytes(a.storage)};
     }
   }
-  add_rearranges(context, moves, repeat, label);
+  add_rearranges(context, std::span<const Move>(moves.data(), count), repeat, label);
   add_step_cost(attention_cost(context, step_index, candidate), label);
 }
 
