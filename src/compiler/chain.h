@@ -69,6 +69,10 @@ struct Weight {
   // A fused GEMM's weight or bias: these weights side by side along the
   // output columns, in order (`parameter` names them joined by '+').
   std::vector<int> joined;
+  // Output columns: a bias's length, or N of [K, N] ([N, K] when transposed).
+  std::int64_t columns(bool transposed) const {
+    return shape.size() == 1 || transposed ? shape[0] : shape[1];
+  }
 };
 
 enum class StepKind : std::uint8_t { Gemm, Map, LayerNorm, Softmax, Attention };

@@ -21,7 +21,7 @@ namespace {
 
 std::int64_t output_columns(const Chain& chain, const Step& step) {
   const Weight& weight = chain.weights[static_cast<std::size_t>(step.weight)];
-  return step.transpose_weight ? weight.shape[0] : weight.shape[1];
+  return weight.columns(step.transpose_weight);
 }
 
 bool same_weight_kind(const Weight& a, const Weight& b) {
@@ -86,7 +86,7 @@ int join_weights(Chain& chain, const std::vector<int>& parts, bool transposed) {
   for (int part : parts) {
     const Weight& weight = chain.weights[static_cast<std::size_t>(part)];
     names.push_back(weight.parameter);
-    columns += weight.shape.size() == 1 ? weight.shape[0] : transposed ? weight.shape[0] : weight.shape[1];
+    columns += weight.columns(transposed);
   }
   joined.parameter = fmt::format("{}", fmt::join(names, "+"));
   if (joined.shape.size() == 1)

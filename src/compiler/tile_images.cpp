@@ -278,7 +278,7 @@ class Binder {
                                                         bool transposed) const {
     for (int part : weight.joined) {
       const Weight& w = lir_.chain->weights[static_cast<std::size_t>(part)];
-      const std::int64_t width = w.shape.size() == 1 ? w.shape[0] : transposed ? w.shape[0] : w.shape[1];
+      const std::int64_t width = w.columns(transposed);
       if (column < width) return {&w, column};
       column -= width;
     }
