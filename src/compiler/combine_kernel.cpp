@@ -56,7 +56,13 @@ class CombineWriter {
     return std::any_of(v_.stages.begin(), v_.stages.end(),
                        [](const CombineStage& s) { return s.kind == EpilogueOp::Kind::AddBias; });
   }
-  int group_quads(bool spare) const { return (f32_at_start_ ? 2 : 1) * (v_.inputs > 1 ? 2 : 1) + (spare ? 1 : 0); }
+  // FP16 inputs added to FP32 lanes: loaded into one quad, added half by half.
+  bool adds_f16_to_f32() const { return f32_at_start_ && v_.input.element == ElementType::F16; }
+  int group_quads(bool spare) const {
+    const int value = f32_at_start_ ? 2 : 1;
+    const int next_input = v_.inputs == 1 ? 0 : adds_f16_to_f32() ? 1 : value;
+    return value + next_input + (spare ? 1 : 0);
+  }
   // Whether the registers hold `layout` (the bias takes the last quad).
   bool fits(const CombineLayout& layout) const {
     return layout.unroll * group_quads(layout.spare) <= (has_bias() ? kBiasQuad : 8);
@@ -92,12 +98,18 @@ class CombineWriter {
     v1_ = first_quad + 1;
     t0_ = first_quad + lanes;
     t1_ = t0_ + 1;
-    spare_ = spare ? first_quad + lanes * (v_.inputs > 1 ? 2 : 1) : -1;
+    spare_ = spare ? first_quad + group_quads(false) : -1;
     load_input(0, v0_, v1_);
+    for (int i = 1; i < v_.inputs && adds_f16_to_f32(); ++i) {
+      emit(Slot::Main, fmt::format("ld128pi {}, $m{}, 16", quad(t0_), kFirstInputPointer + i),
+           q_mask(t0_) | m_reg(kFirstInputPointer + i), m_reg(kFirstInputPointer + i));
+      flt(fmt::format("f32v4addlo {0}, {0}, {1}", quad(v0_), quad(t0_)), q_mask(v0_), q_mask(v0_) | q_mask(t0_));
+      flt(fmt::format("f32v4addhi {0}, {0}, {1}", quad(v1_), quad(t0_)), q_mask(v1_), q_mask(v1_) | q_mask(t0_));
+    }
     // Each sum lands in the registers of the input just added, freeing the
     // previous sum's for the next input: short register lifetimes leave
     // the schedule room to overlap iterations.
-    for (int i = 1; i < v_.inputs; ++i) {
+    for (int i = 1; i < v_.inputs && !adds_f16_to_f32(); ++i) {
       load_input(i, t0_, t1_);
       const char* add = f32_ ? "f32v4add" : "f16v8add";
       for (auto [sum, input] : f32_ ? std::vector<std::pair<int, int>>{{v0_, t0_}, {v1_, t1_}}

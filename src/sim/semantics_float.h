@@ -191,6 +191,19 @@ SEMANTICS(F32v4muls) {
   float scalar = x.f(2);
   f32_unary(x, [scalar](float a) { return a * scalar; });
 }
+// FP32 lanes plus FP16 lanes, widened exactly: one rounding, as
+// f16tof32lo/hi then f32v4add, in half the float-slot issues.
+template <typename X>
+inline void f32_add_f16(X& x, int first_lane) {
+  const std::uint32_t* a = x.a(1);
+  const std::uint32_t* b = x.a(2);
+  std::uint32_t out[4];
+  for (int lane = 0; lane < 4; ++lane)
+    out[lane] = f32_bits(lane_f32(a, lane) + half_to_float(lane_f16(b, first_lane + lane)));
+  x.write_a(0, out, 4);
+}
+SEMANTICS(F32v4addlo) { f32_add_f16(x, 0); }
+SEMANTICS(F32v4addhi) { f32_add_f16(x, 4); }
 SEMANTICS(F32v4tanh) { f32_unary(x, [](float a) { return std::tanh(a); }); }
 SEMANTICS(F32v4exp) { f32_unary(x, [](float a) { return std::exp(a); }); }
 SEMANTICS(F32v4erf) { f32_unary(x, [](float a) { return std::erf(a); }); }

@@ -176,6 +176,23 @@ TEST(ConversionSemantics, Fp16AndFp32) {
   EXPECT_EQ(out[10], 0u);                  // $a22:23 are not written
 }
 
+// FP16 lanes added to FP32 lanes round once, as widening and then adding
+// do: the combine kernels' FP16 partial sums rely on it.
+TEST(VectorSemantics, Fp32PlusWidenedFp16) {
+  std::vector<std::uint32_t> in = {halves(half(1.5f), half(-2.0f)), halves(half(65504), half(6e-8f)),
+                                   halves(half(0.1f), half(3.0f)), halves(half(-0.5f), half(9.0f)),
+                                   bits(1.0f), bits(std::ldexp(1.0f, 30)), bits(-1e-9f), bits(0.333333f)};
+  std::vector<std::uint32_t> out =
+      run_float(in, {ins(Opcode::F32v4addlo, {12, 4, 0}), ins(Opcode::F32v4addhi, {16, 4, 0})});
+  const float sums[4] = {1.0f, std::ldexp(1.0f, 30), -1e-9f, 0.333333f};
+  for (int lane = 0; lane < 8; ++lane) {
+    const std::uint16_t h = static_cast<std::uint16_t>(in[static_cast<std::size_t>(lane / 2)] >> (16 * (lane % 2)));
+    EXPECT_EQ(value(out[static_cast<std::size_t>(lane)]), sums[lane % 4] + half_to_float(h)) << lane;
+  }
+  EXPECT_EQ(value(out[0]), 2.5f);
+  EXPECT_EQ(value(out[5]), std::ldexp(1.0f, 30));  // 2^30 + 3 rounds once, to 2^30
+}
+
 TEST(ConversionSemantics, Fp8WithScales) {
   std::vector<std::uint16_t> h = {half(1.0f), half(-3.0f), half(100.0f), half(1e4f),
                                   half(0.01f), half(-0.0f), half(7.5f), half(-240.0f)};

@@ -90,6 +90,8 @@ start:
     f16v8max $a8:11, $a28:31, $a8:11
     f32v4adds $a8:11, $a28:31, $a3
     f32v4muls $a8:11, $a28:31, $a3
+    f32v4addlo $a8:11, $a28:31, $a4:7
+    f32v4addhi $a8:11, $a28:31, $a4:7
     f32v4tanh $a8:11, $a28:31
     f32v4exp $a8:11, $a28:31
     f32v4erf $a8:11, $a28:31
