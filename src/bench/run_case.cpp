@@ -273,6 +273,7 @@ std::string case_options_text(const CaseRequest& request) {
   std::string text = fmt::format("target {}, budget {} bytes, max-cycles {}, atol {}, rtol {}",
                                  request.compile.machine.name, request.compile.budget_bytes, request.max_cycles,
                                  request.tolerance.absolute, request.tolerance.relative);
+  if (request.compile.fp16_partials_anywhere) text += ", fp16 partial sums anywhere";
   // The graph's digest already changes with them; the key says them in words.
   if (request.identity.layers) text += fmt::format(", layers {}", *request.identity.layers);
   if (request.identity.head) text += *request.identity.head ? ", head" : ", no head";

@@ -142,6 +142,7 @@ class Sweep {
       request.reference = [&data]() -> const ReferenceOutputs& { return data->reference(); };
       request.compile.machine = grid_case.machine;
       request.compile.budget_bytes = grid_case.budget_kib * 1024;
+      request.compile.fp16_partials_anywhere = options_.fp16_partials;
       request.max_cycles = options_.max_cycles;
       request.tolerance = options_.tolerance;
       if (options_.profiles) request.profile_directory = case_directory(i).string();
@@ -268,6 +269,7 @@ std::vector<GridCase> sweep_grid(const SweepOptions& options) {
             // Checks the point before its name can hide it (a tower's name has no blocks).
             grid_case.workload = workload_label(options.workload, grid_case.options);
             grid_case.name = workload_case(options.workload, grid_case.options, budget_kib).name;
+            if (options.fp16_partials) grid_case.name += kFp16PartialsSuffix;
             if (!machine.label.empty()) grid_case.name += "@" + machine.label;
             grid_case.machine = machine.model;
             if (std::none_of(grid.begin(), grid.end(), [&](const GridCase& other) { return other.name == grid_case.name; }))

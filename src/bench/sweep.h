@@ -52,6 +52,7 @@ struct SweepOptions {
   };
   std::vector<Machine> machines{{ipu21(), ""}};
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;  // each run's cycle limit
+  bool fp16_partials = false;  // every case's partial sums in FP16 where its GEMM's result is FP16
   ToleranceRule tolerance;                             // each case's pass rule
 
   std::string out_directory;

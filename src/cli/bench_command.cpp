@@ -46,6 +46,7 @@ struct BenchFlags {
   std::string compare;
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;
   bench::ToleranceRule tolerance;
+  bool fp16_partials = false;
   bool force = false;
   bool no_profiles = false;
   bool quiet = false;
@@ -144,6 +145,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
   options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
   options.max_cycles = flags.max_cycles;
+  options.fp16_partials = flags.fp16_partials;
   options.tolerance = flags.tolerance;
   options.profiles = !flags.no_profiles;
   if (!flags.quiet)
@@ -263,6 +265,7 @@ void add_bench_command(CLI::App& app) {
                       "Cases run at once (default auto: the cores, as far as host memory allows about 1.5 GB "
                       "per case)")
       ->type_name("N");
+  add_fp16_partials_flag(*command, f.fp16_partials);
   add_max_cycles_flag(*command, f.max_cycles);
   add_tolerance_flags(*command, f.tolerance);
   command->add_flag("--force", f.force, "Run every case again, even those finished in --out");

@@ -30,6 +30,14 @@ void add_target_flags(CLI::App& command, TargetFlags& flags) {
   command.add_option("--budget-kib", flags.budget_kib,
                      "The most memory any tile may use, code included, in KiB (0 = the whole tile; default 0)")
       ->type_name("N");
+  add_fp16_partials_flag(command, flags.fp16_partials);
+}
+
+void add_fp16_partials_flag(CLI::App& command, bool& fp16_partials) {
+  command.add_flag("--fp16-partials", fp16_partials,
+                   "Partial sums travel as FP16 wherever a GEMM's result is FP16, as the chip's FP8 matmul "
+                   "accumulates (half the exchange; by default FP32 where their rounding would reach an FP8 cast "
+                   "or a repeat's next iteration)");
 }
 
 void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles) {
@@ -74,6 +82,7 @@ compiler::CompileOptions compile_options(const TargetFlags& flags, const std::st
   compiler::CompileOptions options;
   options.machine = machine_by_name(flags.target.empty() ? fallback_target : flags.target);
   options.budget_bytes = parse_budget_kib("--budget-kib", flags.budget_kib, options.machine) * 1024;
+  options.fp16_partials_anywhere = flags.fp16_partials;
   return options;
 }
 

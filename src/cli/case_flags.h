@@ -26,9 +26,12 @@ namespace tilec::cli {
 struct TargetFlags {
   std::string target;  // empty: ipu21, or the package's target
   std::string budget_kib = "0";
+  bool fp16_partials = false;  // CompileOptions::fp16_partials_anywhere
 };
 
 void add_target_flags(CLI::App& command, TargetFlags& flags);
+// "--fp16-partials" (docs/numerics.md).
+void add_fp16_partials_flag(CLI::App& command, bool& fp16_partials);
 
 // "--max-cycles N": the run faults when it reaches cycle N (N >= 1).
 void add_max_cycles_flag(CLI::App& command, std::uint64_t& max_cycles);

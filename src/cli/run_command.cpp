@@ -111,7 +111,8 @@ void run(const CLI::App& command, const RunFlags& flags) {
   if (!flags.profile_dir.empty()) check_output_folder("--profile", flags.profile_dir);
   std::optional<package::Package> package;
   if (!flags.package_file.empty()) {
-    if (command.count("--budget-kib") > 0) throw_bad_input("--budget-kib", "applies when compiling, not to --package");
+    for (const char* flag : {"--budget-kib", "--fp16-partials"})
+      if (command.count(flag) > 0) throw_bad_input(flag, "applies when compiling, not to --package");
     package = package::read_package(flags.package_file);
   }
   compiler::CompileOptions options = compile_options(flags.target, package ? package->target : "ipu21");
@@ -119,6 +120,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   GraphSource source = load_graph_source(command, flags.graph_file, flags.workload, flags.inputs_dir, true,
                                          options.budget_bytes / 1024);
   source.identity.target = options.machine.name;
+  if (options.fp16_partials_anywhere) source.identity.name += bench::kFp16PartialsSuffix;
 
   bench::CaseRequest request;
   request.identity = source.identity;

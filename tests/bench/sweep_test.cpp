@@ -253,6 +253,27 @@ TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
   EXPECT_EQ(forced.kept, 0);
 }
 
+// A sweep with FP16 partial sums names its cases apart, runs them under
+// another key, and keeps no case of the sweep without them.
+TEST(Sweep, Fp16PartialsAreCasesOfTheirOwn) {
+  const std::string out = fresh_directory("fp16_partials");
+  SweepOptions options = tiny_sweep(out);
+  options.batches = {1};
+  options.budgets_kib = {0};
+  const SweepResult plain = run_sweep(options);
+  ASSERT_EQ(plain.ran, 1);
+  options.fp16_partials = true;
+  const SweepResult half = run_sweep(options);
+  EXPECT_EQ(half.ran, 1);
+  EXPECT_EQ(half.kept, 0);
+  ASSERT_EQ(names_of(half.cases), std::vector<std::string>{"fp8-b1-n1-default-fp16-partials"});
+  ASSERT_TRUE(half.cases[0].key && plain.cases[0].key);
+  EXPECT_THAT(half.cases[0].key->options, HasSubstr("fp16 partial sums anywhere"));
+  EXPECT_NE(half.cases[0].key->options, plain.cases[0].key->options);
+  EXPECT_TRUE(half.cases[0].passed());
+  EXPECT_EQ(half.cases[0].bit_exact, true);
+}
+
 // A hand-edited record, outputs that are not the ones reported, and a
 // record made under other options are all run again.
 TEST(Sweep, ResumesOnlyWhatTheKeyAndTheDigestsVouchFor) {

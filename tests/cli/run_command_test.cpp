@@ -145,6 +145,28 @@ TEST(RunCommand, APackageIsCheckedBitForBitInItsOwnOrder) {
   EXPECT_THAT(text.out, HasSubstr("plan order bit-exact: every output element equals the plan-order reference"));
 }
 
+// --fp16-partials sends the partial sums an FP8 cast would otherwise keep
+// in FP32 as FP16; the case says so in its name and is still bit-exact in
+// its own order. A package's partial sums are fixed: the flag is refused.
+TEST(RunCommand, Fp16PartialsAreAskedForByFlag) {
+  const std::string dir = fresh_directory("run_fp16_partials");
+  const std::string compile = "compile " + kSmallMlp + " --target ipu21:16 --budget-kib 8 -o " + dir;
+  ASSERT_EQ(run_tilec(compile + "/f32.tpk").exit_code, 0);
+  ASSERT_EQ(run_tilec(compile + "/f16.tpk --fp16-partials").exit_code, 0);
+  EXPECT_THAT(run_tilec("package inspect " + dir + "/f32.tpk").out, HasSubstr("partials f32"));
+  const TilecRun inspect = run_tilec("package inspect " + dir + "/f16.tpk");
+  EXPECT_THAT(inspect.out, HasSubstr("partials f16"));
+  EXPECT_THAT(inspect.out, Not(HasSubstr("partials f32")));
+  const TilecRun run = run_tilec("run " + kSmallMlp + " --target ipu21:16 --budget-kib 8 --fp16-partials --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["case"], "fp8-b1-n1-8k-fp16-partials");
+  EXPECT_EQ(report["bitExact"], true);
+  const TilecRun refused = run_tilec("run " + kSmallMlp + " --package " + dir + "/f32.tpk --fp16-partials");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("--fp16-partials: applies when compiling, not to --package"));
+}
+
 // A NaN in x makes NaNs in its row of y, on the device and in the
 // reference alike: they agree.
 TEST(RunCommand, NaNWhereTheReferenceHasNaNAgrees) {
