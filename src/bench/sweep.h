@@ -52,8 +52,8 @@ struct SweepOptions {
   };
   std::vector<Machine> machines{{ipu21(), ""}};
   std::uint64_t max_cycles = sim::kDefaultMaxCycles;  // each run's cycle limit
-  bool fp16_partials = false;  // every case's partial sums in FP16 where its GEMM's result is FP16
   ToleranceRule tolerance;                             // each case's pass rule
+  bool fp16_partials = false;  // every FP16 GEMM result's partial sums in FP16 (--fp16-partials)
 
   std::string out_directory;
   int jobs = 1;         // cases run at once
