@@ -100,24 +100,9 @@ class CombineWriter {
     t1_ = t0_ + 1;
     spare_ = spare ? first_quad + group_quads(false) : -1;
     load_input(0, v0_, v1_);
-    for (int i = 1; i < v_.inputs && adds_f16_to_f32(); ++i) {
-      emit(Slot::Main, fmt::format("ld128pi {}, $m{}, 16", quad(t0_), kFirstInputPointer + i),
-           q_mask(t0_) | m_reg(kFirstInputPointer + i), m_reg(kFirstInputPointer + i));
-      flt(fmt::format("f32v4addlo {0}, {0}, {1}", quad(v0_), quad(t0_)), q_mask(v0_), q_mask(v0_) | q_mask(t0_));
-      flt(fmt::format("f32v4addhi {0}, {0}, {1}", quad(v1_), quad(t0_)), q_mask(v1_), q_mask(v1_) | q_mask(t0_));
-    }
-    // Each sum lands in the registers of the input just added, freeing the
-    // previous sum's for the next input: short register lifetimes leave
-    // the schedule room to overlap iterations.
-    for (int i = 1; i < v_.inputs && !adds_f16_to_f32(); ++i) {
-      load_input(i, t0_, t1_);
-      const char* add = f32_ ? "f32v4add" : "f16v8add";
-      for (auto [sum, input] : f32_ ? std::vector<std::pair<int, int>>{{v0_, t0_}, {v1_, t1_}}
-                                    : std::vector<std::pair<int, int>>{{v0_, t0_}})
-        flt(fmt::format("{} {}, {}, {}", add, quad(input), quad(sum), quad(input)), q_mask(input),
-            q_mask(sum) | q_mask(input));
-      std::swap(v0_, t0_);
-      std::swap(v1_, t1_);
+    for (int i = 1; i < v_.inputs; ++i) {
+      if (adds_f16_to_f32()) add_f16_input(i);
+      else add_input(i);
     }
     // What the value is exactly representable in: a rounding to it is a no-op.
     current_ = v_.inputs > 1 || v_.input != v_.sum ? lanes_type() : v_.input;
@@ -129,6 +114,29 @@ class CombineWriter {
       if (i + 1 < v_.stages.size()) round_to(stage.result);
     }
     store(v_.output());
+  }
+
+  // Each sum lands in the registers of the input just added, freeing the
+  // previous sum's for the next input: short register lifetimes leave the
+  // schedule room to overlap iterations.
+  void add_input(int index) {
+    load_input(index, t0_, t1_);
+    const char* add = f32_ ? "f32v4add" : "f16v8add";
+    for (auto [sum, input] : f32_ ? std::vector<std::pair<int, int>>{{v0_, t0_}, {v1_, t1_}}
+                                  : std::vector<std::pair<int, int>>{{v0_, t0_}})
+      flt(fmt::format("{} {}, {}, {}", add, quad(input), quad(sum), quad(input)), q_mask(input),
+          q_mask(sum) | q_mask(input));
+    std::swap(v0_, t0_);
+    std::swap(v1_, t1_);
+  }
+  // An FP16 input's 8 lanes into one quad, each half added to its FP32 quad
+  // of the sum in place.
+  void add_f16_input(int index) {
+    const RegisterMask pointer = m_reg(kFirstInputPointer + index);
+    emit(Slot::Main, fmt::format("ld128pi {}, $m{}, 16", quad(t0_), kFirstInputPointer + index),
+         q_mask(t0_) | pointer, pointer);
+    flt(fmt::format("f32v4addlo {0}, {0}, {1}", quad(v0_), quad(t0_)), q_mask(v0_), q_mask(v0_) | q_mask(t0_));
+    flt(fmt::format("f32v4addhi {0}, {0}, {1}", quad(v1_), quad(t0_)), q_mask(v1_), q_mask(v1_) | q_mask(t0_));
   }
 
   StorageType lanes_type() const { return StorageType{f32_ ? ElementType::F32 : ElementType::F16, 0}; }
