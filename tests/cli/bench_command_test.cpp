@@ -274,6 +274,18 @@ TEST(BenchCommand, ChangedLayersOrHeadRunsAgain) {
   EXPECT_THAT(again.out, HasSubstr("2 cases: 0 run, 2 kept from an earlier sweep; "));
 }
 
+// --fp16-partials reaches every case: its name and its key say so.
+TEST(BenchCommand, Fp16PartialsNameTheirCases) {
+  const std::string out = fresh_directory("bench_fp16_partials");
+  const TilecRun run = run_tilec(kTinyWorkload + " --batches 1 --budgets default --fp16-partials --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("fp8-b1-n1-default-fp16-partials"));
+  const nlohmann::json report = nlohmann::json::parse(file_text(out + "/report.json"));
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0]["case"], "fp8-b1-n1-default-fp16-partials");
+  EXPECT_THAT(report[0]["key"]["options"].get<std::string>(), HasSubstr(", fp16 partial sums anywhere"));
+}
+
 // A flag the workload does not take: one line naming it, exit 2, nothing run.
 TEST(BenchCommand, FlagsTheWorkloadDoesNotTakeExitTwo) {
   const std::string out = fresh_directory("bench_tower_flags");
