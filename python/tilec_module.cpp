@@ -185,7 +185,7 @@ std::shared_ptr<PyGraph> workload(const std::string& name, std::int64_t batch, c
   return loaded;
 }
 
-compiler::CompileOptions compile_options(const std::string& target, std::int64_t budget_kib) {
+compiler::CompileOptions compile_options(const std::string& target, std::int64_t budget_kib, bool fp16_partials) {
   compiler::CompileOptions options;
   options.machine = machine_by_name(target);
   const std::int64_t tile_kib = options.machine.memory_bytes() / 1024;
@@ -193,6 +193,7 @@ compiler::CompileOptions compile_options(const std::string& target, std::int64_t
     throw_bad_input(fmt::format("budget_kib {}", budget_kib), "must be from 0 (the whole tile) to the tile's {} KiB",
                     tile_kib);
   options.budget_bytes = static_cast<std::uint32_t>(budget_kib * 1024);
+  options.fp16_partials_anywhere = fp16_partials;
   return options;
 }
 
@@ -205,6 +206,7 @@ py::tuple run(const PyPackage& package, const py::object& inputs, const py::obje
   request.identity.target = package.options.machine.name;
   request.identity.budget_kib = package.options.budget_bytes / 1024;
   request.identity.name = package.graph->identity ? bench::case_name(request.identity) : package.graph->title;
+  if (package.options.fp16_partials_anywhere) request.identity.name += bench::kFp16PartialsSuffix;
   request.graph = &package.graph->graph;
   request.data = &data;
   request.compile = package.options;
@@ -264,16 +266,18 @@ PYBIND11_MODULE(tilec, m) {
            py::arg("fp8") = "float32", "The data the graph brings (its parameters, a workload's inputs too)")
       .def(
           "compile",
-          [](const std::shared_ptr<PyGraph>& g, const std::string& target, std::int64_t budget_kib) {
+          [](const std::shared_ptr<PyGraph>& g, const std::string& target, std::int64_t budget_kib,
+             bool fp16_partials) {
             auto package = std::make_shared<PyPackage>();
             package->graph = g;
-            package->options = compile_options(target, budget_kib);
+            package->options = compile_options(target, budget_kib, fp16_partials);
             py::gil_scoped_release release;
             package->result = compiler::compile(g->graph, package->options);
             return package;
           },
-          py::arg("target") = "ipu21", py::arg("budget_kib") = 0,
-          "Compile for a target ('ipu21', 'ipu21:64') within a per-tile budget (0 = the whole tile)");
+          py::arg("target") = "ipu21", py::arg("budget_kib") = 0, py::arg("fp16_partials") = false,
+          "Compile for a target ('ipu21', 'ipu21:64') within a per-tile budget (0 = the whole tile); "
+          "fp16_partials sends every FP16 GEMM result's partial sums as FP16 (docs/numerics.md)");
 
   py::class_<PyPackage, std::shared_ptr<PyPackage>>(m, "Package", "A compiled graph")
       .def_property_readonly("plan", [](const PyPackage& p) { return p.result.plan; })

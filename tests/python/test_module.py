@@ -67,6 +67,19 @@ class ModuleTest(unittest.TestCase):
         with self.assertRaisesRegex(tilec.Error, "workload 'mlp': layers and head are options of workloads"):
             tilec.workload("mlp", layers=2)
 
+    def test_fp16_partials_by_keyword(self):
+        graph = tilec.workload("mlp", precision="fp8")
+        x = graph.params()["x"]
+        plain = graph.compile(target="ipu21:16")
+        half = graph.compile(target="ipu21:16", fp16_partials=True)
+        _, plain_report = plain.run({"x": x})
+        _, half_report = half.run({"x": x})
+        self.assertEqual(plain_report["case"], "fp8-b1-n1-default")
+        self.assertEqual(half_report["case"], "fp8-b1-n1-default-fp16-partials")
+        self.assertTrue(half_report["bitExact"])
+        self.assertIn("fp16 partial sums anywhere", half_report["key"]["options"])
+        self.assertNotIn("fp16 partial sums anywhere", plain_report["key"]["options"])
+
     def test_fp8_outputs_as_floats_or_codes(self):
         graph = tilec.workload("mlp", precision="fp8")
         floats = graph.params()
