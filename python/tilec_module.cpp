@@ -205,8 +205,9 @@ py::tuple run(const PyPackage& package, const py::object& inputs, const py::obje
   if (package.graph->identity) request.identity = *package.graph->identity;
   request.identity.target = package.options.machine.name;
   request.identity.budget_kib = package.options.budget_bytes / 1024;
-  request.identity.name = package.graph->identity ? bench::case_name(request.identity) : package.graph->title;
-  if (package.options.fp16_partials_anywhere) request.identity.name += bench::kFp16PartialsSuffix;
+  request.identity.name = bench::name_with_options(
+      package.graph->identity ? bench::case_name(request.identity) : package.graph->title,
+      package.options.fp16_partials_anywhere);
   request.graph = &package.graph->graph;
   request.data = &data;
   request.compile = package.options;

@@ -280,6 +280,11 @@ std::string case_options_text(const CaseRequest& request) {
   return text;
 }
 
+std::string name_with_options(std::string name, bool fp16_partials) {
+  if (fp16_partials) name += "-fp16-partials";
+  return name;
+}
+
 CaseKey expected_key(const CaseRequest& request) {
   CaseKey key = case_key(*request.graph, *request.data, case_options_text(request));
   if (request.package) {

@@ -75,9 +75,9 @@ CaseOutcome run_case(const CaseRequest& request);
 // The options part of a case's key: target, budget, cycle limit, pass rule,
 // FP16 partial sums, and a ViT tower's layers and head (from the identity).
 std::string case_options_text(const CaseRequest& request);
-// What a case's name ends with when its partial sums may all be FP16
-// (CompileOptions::fp16_partials_anywhere, --fp16-partials).
-inline constexpr const char* kFp16PartialsSuffix = "-fp16-partials";
+// A case's name with what its compile options add: "-fp16-partials" when
+// its partial sums may all be FP16 (CompileOptions::fp16_partials_anywhere).
+std::string name_with_options(std::string name, bool fp16_partials);
 // The key the case would run under now: the package is compiled (unless
 // given) to learn its digest; "" when the compiler builds none.
 CaseKey expected_key(const CaseRequest& request);

@@ -268,8 +268,8 @@ std::vector<GridCase> sweep_grid(const SweepOptions& options) {
             grid_case.budget_kib = budget_kib;
             // Checks the point before its name can hide it (a tower's name has no blocks).
             grid_case.workload = workload_label(options.workload, grid_case.options);
-            grid_case.name = workload_case(options.workload, grid_case.options, budget_kib).name;
-            if (options.fp16_partials) grid_case.name += kFp16PartialsSuffix;
+            grid_case.name = name_with_options(workload_case(options.workload, grid_case.options, budget_kib).name,
+                                               options.fp16_partials);
             if (!machine.label.empty()) grid_case.name += "@" + machine.label;
             grid_case.machine = machine.model;
             if (std::none_of(grid.begin(), grid.end(), [&](const GridCase& other) { return other.name == grid_case.name; }))

@@ -120,7 +120,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   GraphSource source = load_graph_source(command, flags.graph_file, flags.workload, flags.inputs_dir, true,
                                          options.budget_bytes / 1024);
   source.identity.target = options.machine.name;
-  if (options.fp16_partials_anywhere) source.identity.name += bench::kFp16PartialsSuffix;
+  source.identity.name = bench::name_with_options(source.identity.name, options.fp16_partials_anywhere);
 
   bench::CaseRequest request;
   request.identity = source.identity;
