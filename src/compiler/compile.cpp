@@ -38,7 +38,7 @@ constexpr std::uint32_t kLibraryEstimate = 2 * 1024;
 // Before the exchange schedule exists, the supervisor's code is estimated
 // low: the provisional placement (with the exact library and argument
 // blocks) only rejects plans that cannot fit even with lean code; the exact
-// placement decides the rest. Receives are armed in one of two orders
+// placement decides the rest. Receives are armed in one of the send orders
 // (order_receives), so their code is known before the schedule (the
 // leaner counts); a send takes its address, its xwait and itself.
 std::uint32_t supervisor_estimate(const Lir& lir) {
@@ -52,8 +52,8 @@ std::uint32_t supervisor_estimate(const Lir& lir) {
     for (int tile : transfer.destination_tiles)
       receives[static_cast<std::size_t>(transfer.phase)][static_cast<std::size_t>(tile)].push_back(static_cast<int>(index));
   }
-  const auto receive_bundles = [&](std::vector<int> list, bool widest_first) {
-    order_receives(lir, list, widest_first);
+  const auto receive_bundles = [&](std::vector<int> list, SendOrder order) {
+    order_receives(lir, list, order);
     ExchangeRegisters registers;
     int bundles = 0;
     for (int index : list) {
@@ -65,8 +65,11 @@ std::uint32_t supervisor_estimate(const Lir& lir) {
   };
   for (auto& phase : receives)
     for (std::size_t tile = 0; tile < group_size; ++tile)
-      if (!phase[tile].empty())
-        bytes[tile] += isa::kBundleBytes * std::min(receive_bundles(phase[tile], false), receive_bundles(phase[tile], true));
+      if (!phase[tile].empty()) {
+        std::uint32_t least = UINT32_MAX;
+        for (SendOrder order : kSendOrders) least = std::min(least, receive_bundles(phase[tile], order));
+        bytes[tile] += isa::kBundleBytes * least;
+      }
   for (const Task& task : lir.tasks) bytes[static_cast<std::size_t>(task.tile)] += 64;
   return 256 + 32 * static_cast<std::uint32_t>(lir.phases) + *std::max_element(bytes.begin(), bytes.end());
 }

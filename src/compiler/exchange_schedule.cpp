@@ -4,9 +4,9 @@
 #include "support/parallel.h"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <queue>
+#include <tuple>
 #include <unordered_map>
 
 namespace tilec::compiler {
@@ -19,6 +19,7 @@ constexpr std::uint32_t kIssue = 6;  // cycles between two supervisor bundles
 // time on long send lists and wide multicasts.
 constexpr std::size_t kSendWindow = 16;
 constexpr std::size_t kReceiverWindow = 64;
+constexpr std::uint32_t kRoundsStrayBytes = 256;
 
 int set_register_bundles(std::uint32_t value) { return value < (1u << 20) ? 1 : 2; }
 
@@ -32,19 +33,21 @@ class GroupPhaseScheduler {
     base_ = static_cast<std::uint32_t>(group_ * lir_.mid->groups.group_size);
     // Widest multicasts first (each needs all its receivers free at once,
     // which single sends placed before it keep fragmenting) wins where the
-    // receivers bound the phase, list order where the senders do: a phase
-    // mixing them is scheduled both ways and keeps the shorter.
+    // receivers bound the phase, list order where the senders do, and
+    // strict rounds where an all-to-all's greedy choices collide: the phase
+    // is scheduled each way that applies and keeps the shortest.
     number_groups(transfers);
     std::vector<std::size_t> fanouts;  // the phase's, widest first
     for (int index : transfers) fanouts.push_back(lir_.transfers[static_cast<std::size_t>(index)].destination_tiles.size());
     std::sort(fanouts.begin(), fanouts.end(), std::greater<>());
     fanouts.erase(std::unique(fanouts.begin(), fanouts.end()), fanouts.end());
-    const bool mixed = fanouts.size() > 1;
-    std::array<Schedule, 2> schedules;  // list order, widest first
-    parallel_for(0, mixed ? 2 : 1, [&](std::size_t order) {
-      schedules[order] = run(transfers, order == 1 ? fanouts : std::vector<std::size_t>{});
-    });
-    Schedule& best = mixed && schedules[1].cycles < schedules[0].cycles ? schedules[1] : schedules[0];
+    std::vector<SendOrder> orders{SendOrder::List};  // on a tie, the earlier order
+    if (fanouts.size() > 1) orders.push_back(SendOrder::WidestFirst);
+    orders.push_back(SendOrder::Rounds);
+    std::vector<Schedule> schedules(orders.size());
+    parallel_for(0, orders.size(), [&](std::size_t k) { schedules[k] = run(transfers, orders[k], fanouts); });
+    Schedule& best = *std::min_element(schedules.begin(), schedules.end(),
+                                       [](const Schedule& a, const Schedule& b) { return a.cycles < b.cycles; });
     for (std::size_t tile = 0; tile < best.actions.size(); ++tile)
       plan_.actions[static_cast<std::size_t>(phase_)][base_ + tile] = std::move(best.actions[tile]);
     plan_.phase_cycles[static_cast<std::size_t>(phase_)] = std::max(plan_.phase_cycles[static_cast<std::size_t>(phase_)], best.cycles);
@@ -59,10 +62,28 @@ class GroupPhaseScheduler {
     std::uint32_t cycles = 0;
   };
 
-  // In list order, or with `passes` (fan-outs, widest first) one pass per
-  // fan-out.
-  Schedule run(const std::vector<int>& transfers, std::vector<std::size_t> passes) {
-    const bool widest_first = !passes.empty();
+  // The sends one pass schedules: of one fan-out (0: any), or only the
+  // small ones; and how many of a tile's pending sends it weighs.
+  struct Pass {
+    std::size_t fanout = 0;
+    bool small_only = false;
+    std::size_t window = kSendWindow;
+    bool by_rounds = false;
+    bool takes(const Transfer& transfer) const {
+      return (fanout == 0 || transfer.destination_tiles.size() == fanout) &&
+             (!small_only || transfer.bytes <= kRoundsStrayBytes);
+    }
+  };
+
+  // In list order; widest first, one pass per fan-out (`fanouts`, widest
+  // first); or in rounds: the small sends greedily, then the rest strictly
+  // in each tile's rotation order.
+  Schedule run(const std::vector<int>& transfers, SendOrder order, const std::vector<std::size_t>& fanouts) {
+    std::vector<Pass> passes;
+    if (order == SendOrder::WidestFirst)
+      for (std::size_t fanout : fanouts) passes.push_back(Pass{fanout});
+    if (order == SendOrder::Rounds) passes = {Pass{0, true}, Pass{0, false, 1, true}};
+    else passes.push_back(Pass{});  // any fan-out (the only pass in list order)
     const int group_size = lir_.mid->groups.group_size;
     Schedule result;
     result.actions.resize(static_cast<std::size_t>(group_size));
@@ -74,14 +95,13 @@ class GroupPhaseScheduler {
       sends[static_cast<std::size_t>(transfer.source_tile)].push_back(index);
       for (int tile : transfer.destination_tiles) receives[static_cast<std::size_t>(tile)].push_back(index);
     }
-    if (widest_first)
-      for (std::vector<int>& list : sends) order_sends(lir_, list);
+    for (std::vector<int>& list : sends) order_sends(lir_, list, order);
     // Receives: armed first, ordered by source (then by the source's order).
     std::vector<std::uint32_t> armed(static_cast<std::size_t>(group_size), 0);
     std::vector<ExchangeRegisters> registers(static_cast<std::size_t>(group_size));
     for (int tile = 0; tile < group_size; ++tile) {
       auto& list = receives[static_cast<std::size_t>(tile)];
-      order_receives(lir_, list, widest_first);
+      order_receives(lir_, list, order);
       std::uint32_t time = kIssue * kPhasePrologueBundles;
       std::vector<ActionCode> codes;
       for (int index : list) {
@@ -136,15 +156,15 @@ class GroupPhaseScheduler {
     // the evaluation's number.
     std::vector<std::uint32_t> owed(static_cast<std::size_t>(group_size), 0);
     std::uint32_t evaluation = 0;
-    auto evaluate = [&](int tile, std::size_t fanout) {  // fanout 0: any
+    auto evaluate = [&](int tile, const Pass& pass) {
       const std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
       ++evaluation;
       std::optional<Candidate> best;
       int best_rotation = 0;
       std::size_t receivers_weighed = 0, weighed = 0;
-      for (std::size_t position = 0; position < list.size() && weighed < kSendWindow; ++position) {
+      for (std::size_t position = 0; position < list.size() && weighed < pass.window; ++position) {
         const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(list[position])];
-        const bool in_pass = fanout == 0 || transfer.destination_tiles.size() == fanout;
+        const bool in_pass = pass.takes(transfer);
         if (in_pass) {
           receivers_weighed += transfer.destination_tiles.size();
           if (weighed++ > 0 && receivers_weighed > kReceiverWindow) break;
@@ -163,21 +183,28 @@ class GroupPhaseScheduler {
       }
       return best;
     };
-    passes.push_back(0);  // any fan-out (the only pass in list order)
-    using Entry = std::pair<std::uint32_t, int>;  // (start, tile): ties go to the lower tile
-    for (std::size_t fanout : passes) {
+    // (round, start, tile): ties go to the lower tile. In a pass by rounds
+    // a tile's k-th send is of round k, and no send is placed before an
+    // earlier round's, so a receiver takes its pieces round by round.
+    using Entry = std::tuple<std::uint32_t, std::uint32_t, int>;
+    for (const Pass& pass : passes) {
+      std::vector<std::uint32_t> round(static_cast<std::size_t>(group_size), 0);
+      const auto entry = [&](std::uint32_t start, int tile) {
+        return Entry{pass.by_rounds ? round[static_cast<std::size_t>(tile)] : 0, start, tile};
+      };
       std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
       for (int tile = 0; tile < group_size; ++tile)
-        if (std::optional<Candidate> candidate = evaluate(tile, fanout)) queue.emplace(candidate->start, tile);
+        if (std::optional<Candidate> candidate = evaluate(tile, pass)) queue.push(entry(candidate->start, tile));
       while (!queue.empty()) {
-        auto [start, tile] = queue.top();
+        const auto [round_of_entry, start, tile] = queue.top();
         queue.pop();
-        std::optional<Candidate> candidate = evaluate(tile, fanout);
+        std::optional<Candidate> candidate = evaluate(tile, pass);
         if (!candidate) continue;
         if (candidate->start > start) {
-          queue.emplace(candidate->start, tile);
+          queue.push(entry(candidate->start, tile));
           continue;
         }
+        ++round[static_cast<std::size_t>(tile)];
         const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(candidate->action.transfer)];
         candidate->action.start = candidate->start;
         actions(tile).push_back(candidate->action);
@@ -193,7 +220,7 @@ class GroupPhaseScheduler {
         longest = std::max(longest, ready[static_cast<std::size_t>(tile)]);
         std::vector<int>& list = pending[static_cast<std::size_t>(tile)];
         list.erase(list.begin() + static_cast<std::ptrdiff_t>(candidate->position));
-        if (std::optional<Candidate> next = evaluate(tile, fanout)) queue.emplace(next->start, tile);
+        if (std::optional<Candidate> next = evaluate(tile, pass)) queue.push(entry(next->start, tile));
       }
     }
     for (const std::vector<int>& list : pending) TILEC_CHECK(list.empty(), "a send was left unscheduled");
@@ -237,15 +264,26 @@ class GroupPhaseScheduler {
 
 }  // namespace
 
-void order_sends(const Lir& lir, std::vector<int>& sends) {
-  std::stable_sort(sends.begin(), sends.end(), [&](int a, int b) {
-    return lir.transfers[static_cast<std::size_t>(a)].destination_tiles.size() >
-           lir.transfers[static_cast<std::size_t>(b)].destination_tiles.size();
-  });
+void order_sends(const Lir& lir, std::vector<int>& sends, SendOrder order) {
+  const auto transfer = [&](int index) -> const Transfer& { return lir.transfers[static_cast<std::size_t>(index)]; };
+  if (order == SendOrder::WidestFirst)
+    std::stable_sort(sends.begin(), sends.end(), [&](int a, int b) {
+      return transfer(a).destination_tiles.size() > transfer(b).destination_tiles.size();
+    });
+  if (order == SendOrder::Rounds) {
+    const int group_size = lir.mid->groups.group_size;
+    const auto rotation = [&](int index) {
+      return (transfer(index).destination_tiles.front() - transfer(index).source_tile + group_size) % group_size;
+    };
+    // Small pieces (a rearrange riding a reduction's phase) go before the
+    // rounds rather than delaying one.
+    const auto key = [&](int index) { return std::pair(transfer(index).bytes > kRoundsStrayBytes, rotation(index)); };
+    std::stable_sort(sends.begin(), sends.end(), [&](int a, int b) { return key(a) < key(b); });
+  }
 }
 
-void order_receives(const Lir& lir, std::vector<int>& receives, bool widest_first) {
-  if (widest_first) order_sends(lir, receives);
+void order_receives(const Lir& lir, std::vector<int>& receives, SendOrder order) {
+  order_sends(lir, receives, order);
   std::stable_sort(receives.begin(), receives.end(), [&](int a, int b) {
     return lir.transfers[static_cast<std::size_t>(a)].source_tile < lir.transfers[static_cast<std::size_t>(b)].source_tile;
   });

@@ -11,12 +11,13 @@
 // at a time) and every receiver has armed its receives; a tile may send
 // out of list order except to a receiver it already owes an earlier send
 // (ties rotate round the group, so an all-to-all takes one round per peer),
-// with the
-// supervisor's own instruction time counted exactly as the emitted code
-// will spend it. A phase mixing fan-outs is also scheduled widest first
-// (each pass of one fan-out, receives armed to match), and the shorter
-// schedule kept. Multicast sends name exchange groups (tile lists, shared
-// by the package).
+// with the supervisor's own instruction time counted exactly as the emitted
+// code will spend it. A phase mixing fan-outs is also scheduled widest
+// first (each pass of one fan-out, receives armed to match), and every
+// phase in rounds (its small sends greedily, then each tile's sends
+// strictly by rotation, no receiver taking a later round's piece before an
+// earlier round's), and the shortest schedule kept. Multicast sends name
+// exchange groups (tile lists, shared by the package).
 // Produces: per phase and tile, the ordered actions with planned cycles,
 // the exchange groups, and each phase's length.
 #pragma once
@@ -89,13 +90,21 @@ struct ReceiveLoop {
 // The loops of a tile's receives, from their codes in arming order.
 std::vector<ReceiveLoop> receive_loops(const std::vector<ActionCode>& codes);
 
-// A tile's sends of one phase, widest multicasts first, otherwise in the
-// transfers' order.
-void order_sends(const Lir& lir, std::vector<int>& sends);
+// The orders in which a phase's sends are scheduled: the transfers' (a tile
+// may still send out of it, greedily), widest multicasts first (likewise),
+// or strictly by rotation, the offset from the sender to the (first)
+// receiver round the group, so an all-to-all runs as rounds in which every
+// tile sends to the tile that far on.
+enum class SendOrder : std::uint8_t { List, WidestFirst, Rounds };
+constexpr SendOrder kSendOrders[] = {SendOrder::List, SendOrder::WidestFirst, SendOrder::Rounds};
+
+// A tile's sends of one phase in `order` (stable: sends with equal keys keep
+// the transfers' order).
+void order_sends(const Lir& lir, std::vector<int>& sends, SendOrder order);
 // A tile's receives of one phase in the order it arms them: by source, then
-// in the source's order, the transfers' or widest first (which keeps each
-// source's receives in its send order).
-void order_receives(const Lir& lir, std::vector<int>& receives, bool widest_first);
+// in the source's send order (which keeps each source's receives in its
+// send order).
+void order_receives(const Lir& lir, std::vector<int>& receives, SendOrder order);
 
 // The code for one action, and the registers after it.
 ActionCode exchange_action_code(const ExchangeAction& action, const Transfer& transfer, ExchangeRegisters& registers);
