@@ -23,6 +23,12 @@ constexpr std::uint32_t kRoundsStrayBytes = 256;
 
 int set_register_bundles(std::uint32_t value) { return value < (1u << 20) ? 1 : 2; }
 
+// How far round the group a send goes: from its tile to its (first)
+// receiver.
+int rotation(const Transfer& transfer, int group_size) {
+  return (transfer.destination_tiles.front() - transfer.source_tile + group_size) % group_size;
+}
+
 class GroupPhaseScheduler {
  public:
   GroupPhaseScheduler(const Lir& lir, const MachineModel& machine, ExchangePlan& plan, int phase, int group,
@@ -63,16 +69,17 @@ class GroupPhaseScheduler {
   };
 
   // The sends one pass schedules: of one fan-out (0: any), or only the
-  // small ones; and how many of a tile's pending sends it weighs.
+  // small ones. A pass in rounds weighs only each tile's next send;
+  // otherwise a window of them.
   struct Pass {
     std::size_t fanout = 0;
     bool small_only = false;
-    std::size_t window = kSendWindow;
-    bool by_rounds = false;
+    bool in_rounds = false;
     bool takes(const Transfer& transfer) const {
       return (fanout == 0 || transfer.destination_tiles.size() == fanout) &&
              (!small_only || transfer.bytes <= kRoundsStrayBytes);
     }
+    std::size_t window() const { return in_rounds ? 1 : kSendWindow; }
   };
 
   // In list order; widest first, one pass per fan-out (`fanouts`, widest
@@ -82,7 +89,7 @@ class GroupPhaseScheduler {
     std::vector<Pass> passes;
     if (order == SendOrder::WidestFirst)
       for (std::size_t fanout : fanouts) passes.push_back(Pass{fanout});
-    if (order == SendOrder::Rounds) passes = {Pass{0, true}, Pass{0, false, 1, true}};
+    if (order == SendOrder::Rounds) passes = {Pass{0, true}, Pass{0, false, true}};
     else passes.push_back(Pass{});  // any fan-out (the only pass in list order)
     const int group_size = lir_.mid->groups.group_size;
     Schedule result;
@@ -149,9 +156,6 @@ class GroupPhaseScheduler {
       candidate.start = start;
       return candidate;
     };
-    auto rotation = [&](int tile, const Transfer& transfer) {
-      return (transfer.destination_tiles.front() - tile + group_size) % group_size;
-    };
     // Receivers of the pending sends before the one looked at, marked with
     // the evaluation's number.
     std::vector<std::uint32_t> owed(static_cast<std::size_t>(group_size), 0);
@@ -162,7 +166,7 @@ class GroupPhaseScheduler {
       std::optional<Candidate> best;
       int best_rotation = 0;
       std::size_t receivers_weighed = 0, weighed = 0;
-      for (std::size_t position = 0; position < list.size() && weighed < pass.window; ++position) {
+      for (std::size_t position = 0; position < list.size() && weighed < pass.window(); ++position) {
         const Transfer& transfer = lir_.transfers[static_cast<std::size_t>(list[position])];
         const bool in_pass = pass.takes(transfer);
         if (in_pass) {
@@ -174,7 +178,7 @@ class GroupPhaseScheduler {
         for (int r : transfer.destination_tiles) owed[static_cast<std::size_t>(r)] = evaluation;
         if (!free_to_go || !in_pass) continue;
         Candidate candidate = evaluate_send(tile, position);
-        int candidate_rotation = rotation(tile, transfer);
+        int candidate_rotation = rotation(transfer, group_size);
         if (!best || candidate.start < best->start ||
             (candidate.start == best->start && candidate_rotation < best_rotation)) {
           best = candidate;
@@ -190,7 +194,7 @@ class GroupPhaseScheduler {
     for (const Pass& pass : passes) {
       std::vector<std::uint32_t> round(static_cast<std::size_t>(group_size), 0);
       const auto entry = [&](std::uint32_t start, int tile) {
-        return Entry{pass.by_rounds ? round[static_cast<std::size_t>(tile)] : 0, start, tile};
+        return Entry{pass.in_rounds ? round[static_cast<std::size_t>(tile)] : 0, start, tile};
       };
       std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
       for (int tile = 0; tile < group_size; ++tile)
@@ -271,13 +275,11 @@ void order_sends(const Lir& lir, std::vector<int>& sends, SendOrder order) {
       return transfer(a).destination_tiles.size() > transfer(b).destination_tiles.size();
     });
   if (order == SendOrder::Rounds) {
-    const int group_size = lir.mid->groups.group_size;
-    const auto rotation = [&](int index) {
-      return (transfer(index).destination_tiles.front() - transfer(index).source_tile + group_size) % group_size;
-    };
     // Small pieces (a rearrange riding a reduction's phase) go before the
     // rounds rather than delaying one.
-    const auto key = [&](int index) { return std::pair(transfer(index).bytes > kRoundsStrayBytes, rotation(index)); };
+    const auto key = [&](int index) {
+      return std::pair(transfer(index).bytes > kRoundsStrayBytes, rotation(transfer(index), lir.mid->groups.group_size));
+    };
     std::stable_sort(sends.begin(), sends.end(), [&](int a, int b) { return key(a) < key(b); });
   }
 }

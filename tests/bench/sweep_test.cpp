@@ -38,6 +38,14 @@ SweepOptions tiny_sweep(const std::string& out) {
   return options;
 }
 
+// The tiny sweep's first case alone.
+SweepOptions first_case_sweep(const std::string& out) {
+  SweepOptions options = tiny_sweep(out);
+  options.batches = {1};
+  options.budgets_kib = {0};
+  return options;
+}
+
 std::vector<std::string> names_of(const std::vector<CaseReport>& cases) {
   std::vector<std::string> names;
   for (const CaseReport& report : cases) names.push_back(report.name);
@@ -218,11 +226,8 @@ TEST(Sweep, PassingCasesGetAProfilePage) {
 
 TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
   const std::string out = fresh_directory("resume");
-  SweepOptions options = tiny_sweep(out);
-  // An earlier sweep that was stopped after its first case: only the
-  // first case of the grid.
-  options.batches = {1};
-  options.budgets_kib = {0};
+  // An earlier sweep that was stopped after its first case.
+  SweepOptions options = first_case_sweep(out);
   const SweepResult first = run_sweep(options);
   ASSERT_EQ(first.ran, 1);
   const std::string record = file_text(out + "/fp8-b1-n1-default/case.json");
@@ -257,9 +262,7 @@ TEST(Sweep, ResumesWithoutRedoingFinishedCases) {
 // another key, and keeps no case of the sweep without them.
 TEST(Sweep, Fp16PartialsAreCasesOfTheirOwn) {
   const std::string out = fresh_directory("fp16_partials");
-  SweepOptions options = tiny_sweep(out);
-  options.batches = {1};
-  options.budgets_kib = {0};
+  SweepOptions options = first_case_sweep(out);
   const SweepResult plain = run_sweep(options);
   ASSERT_EQ(plain.ran, 1);
   options.fp16_partials = true;
