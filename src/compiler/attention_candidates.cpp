@@ -198,6 +198,7 @@ AttentionKernels attention_kernels(const AttentionShape& shape, ElementType inpu
   const bool several = shape.candidate.key_parts > 1;
   const std::uint32_t q_column = u32(shape.query_block_panels() * kPanelRows) * bytes;
   const std::uint32_t k_column = u32(shape.key_block_panels() * kPanelRows) * bytes;
+  const std::uint32_t s_column = u32(shape.query_block_panels() * kPanelRows) * 4;
   // The transpose: identity (one panel) times v's panel format, into
   // [column blocks][keys][16 columns] (one key to the next: 16 elements).
   k.transpose.weights = k.transpose.activations = input;
@@ -209,11 +210,12 @@ AttentionKernels attention_kernels(const AttentionShape& shape, ElementType inpu
   k.scores.weights = k.scores.activations = input;
   k.scores.activation_stride = q_column;
   k.scores.weight_stride = k_column;
-  k.scores.output_stride = u32(shape.query_block_panels() * kPanelRows) * 4;
+  k.scores.output_stride = s_column;
   k.scores.drain_f32 = true;
   // P in the operands' type.
   k.softmax = RowVariant{.layernorm = false, .input = ElementType::F32, .output = input,
-                         .form = several ? SoftmaxForm::Partial : SoftmaxForm::Normalised, .scaled = true};
+                         .form = several ? SoftmaxForm::Partial : SoftmaxForm::Normalised, .scaled = true,
+                         .input_stride = s_column <= kMaxRowInputStride ? s_column : 0};
   k.softmax_chunks = softmax_best_chunks(k.softmax, shape.query_block_panels(), shape.valid_keys(0));
   // O = P v: the result, or an FP32 partial.
   k.output.weights = k.output.activations = input;

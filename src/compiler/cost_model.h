@@ -23,13 +23,13 @@ int amp_bundles_per_k(ElementType operand);
 // Bundle counts of the kernels in kernels/ outside their inner loops
 // (docs/kernels.md gives each kernel's cycle formula).
 struct KernelCosts {
-  int worker_start = 3;          // GEMM: reading the job count, first job, empty check
+  int worker_start = 6;          // GEMM: reading the job count and bases, first job, empty check
   int worker_exit = 1;
-  // Per GEMM job: its fields and accz (10), the operand loads before the
-  // loop and the k-parity branch, and the jump to the next job (3).
-  int gemm_job_setup_f8 = 19;    // + 2 when k is even
-  int gemm_job_setup_f16 = 21;   // + 2 when k is even
-  int gemm_job_setup_f32 = 22;
+  // Per GEMM job: its fields and accz (7), the operand loads before the
+  // loop and the k-parity branch, and the jump to the next job (2).
+  int gemm_job_setup_f8 = 15;    // + 2 when k is even
+  int gemm_job_setup_f16 = 17;   // + 2 when k is even
+  int gemm_job_setup_f32 = 18;
   // The drains: see gemm_drain_bundles (kernel_library.h).
   int supervisor_bundle = 6;     // the supervisor issues once every 6 cycles
   int run_workers = 6 * 2 * 6;   // set-up and `run` of six workers

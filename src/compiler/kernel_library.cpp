@@ -148,6 +148,7 @@ RowVariant canonical(RowVariant variant) {
     case SoftmaxForm::FinishStats:
       variant.input = variant.output = ElementType::F32;
       variant.scaled = false;
+      variant.input_stride = 0;
       break;
     case SoftmaxForm::FinishNormalise:
       variant.input = ElementType::F32;
@@ -175,7 +176,8 @@ std::string row_name(const RowVariant& variant) {
       return fmt::format("{}_merge", op);
   }
   if (variant.layernorm) return fmt::format("layernorm_{}_{}", type(variant.input), type(variant.output));
-  const char* scaled = variant.scaled ? "scaled_" : "";
+  const std::string stride = variant.input_stride ? fmt::format("s{}_", variant.input_stride) : "";
+  const std::string scaled = (variant.scaled ? "scaled_" : "") + stride;
   switch (variant.form) {
     case SoftmaxForm::Normalised:
       return fmt::format("softmax_{}{}_{}", scaled, type(variant.input), type(variant.output));
@@ -185,7 +187,7 @@ std::string row_name(const RowVariant& variant) {
     case SoftmaxForm::ChunkExp:
       return fmt::format("softmax_chunk_exp_{}{}_{}", scaled, type(variant.input), type(variant.output));
     case SoftmaxForm::FinishStats: return "softmax_finish_stats";
-    case SoftmaxForm::FinishNormalise: return fmt::format("softmax_finish_{}", type(variant.output));
+    case SoftmaxForm::FinishNormalise: return fmt::format("softmax_finish_{}{}", stride, type(variant.output));
   }
   return "";
 }

@@ -66,6 +66,8 @@ struct GemmVariant {
 
 // The weight stride is an ld128pi immediate (signed 15 bits) less up to 48.
 constexpr std::uint32_t kMaxGemmWeightStride = 16368;
+// The largest RowVariant::input_stride (a load's post-increment).
+constexpr std::uint32_t kMaxRowInputStride = 16368;
 
 // Whether a GEMM can drain through `epilogue`: an FP16 drain (the sums
 // rounded once to FP16, as a GEMM with an FP16 result), then any of GELU
@@ -127,6 +129,10 @@ struct RowVariant {
   // y = scale x x, the product rounded once to FP32; the scale (an argument
   // word) must be positive, so that the largest y is scale x the largest x.
   bool scaled = false;
+  // Bytes from one input column to the next, when known as the kernel is
+  // built (a generated softmax then steps its loads by it, a bundle less a
+  // column); 0 takes the stride from the argument block.
+  std::uint32_t input_stride = 0;
   RowStage stage = RowStage::Whole;
 
   bool generated() const {

@@ -114,20 +114,30 @@ class Builder {
     step(kHalves, -1);
   }
 
-  // Loop bodies: one column of the half panel's 8 rows.
+  // Loop bodies: one column of the half panel's 8 rows. The walk steps by
+  // the variant's stride in the column's last load, or by an add.
   void load_column(ElementType type) {
     const RegisterMask walk = mm(kInWalk);
+    const std::uint32_t fixed = v_.input_stride;
+    auto load = [&](int quad, int offset, bool last) {
+      if (last && fixed)
+        ops().push_back(main_op(fmt::format("ld128pi {}, {}, {}", q(quad), m(kInWalk), fixed), quad_mask(quad) | walk,
+                                walk));
+      else
+        ops().push_back(main_op(fmt::format("ld128 {}, {}, {}", q(quad), m(kInWalk), offset), quad_mask(quad), walk));
+    };
     if (type == ElementType::F32) {
-      ops().push_back(main_op(fmt::format("ld128 {}, {}, 0", q(kColumn), m(kInWalk)), quad_mask(kColumn), walk));
-      ops().push_back(main_op(fmt::format("ld128 {}, {}, 16", q(kColumn + 1), m(kInWalk)), quad_mask(kColumn + 1), walk));
+      load(kColumn + 1, 16, false);
+      load(kColumn, 0, true);
     } else {
-      ops().push_back(main_op(fmt::format("ld128 {}, {}, 0", q(kColumn + 1), m(kInWalk)), quad_mask(kColumn + 1), walk));
+      load(kColumn + 1, 0, true);
       ops().push_back(float_op(fmt::format("f16tof32lo {}, {}", q(kColumn), q(kColumn + 1)), quad_mask(kColumn),
                                quad_mask(kColumn + 1)));
       ops().push_back(float_op(fmt::format("f16tof32hi {0}, {0}", q(kColumn + 1)), quad_mask(kColumn + 1),
                                quad_mask(kColumn + 1)));
     }
-    ops().push_back(main_op(fmt::format("add {0}, {0}, {1}", m(kInWalk), m(kInStride)), walk, walk | mm(kInStride)));
+    if (!fixed)
+      ops().push_back(main_op(fmt::format("add {0}, {0}, {1}", m(kInWalk), m(kInStride)), walk, walk | mm(kInStride)));
   }
   // Column quads `x` combined lane by lane with quads `y` (x = op(x, y)).
   void lanes(const char* op, int x, int y) {
@@ -450,6 +460,9 @@ void check_variant(const RowVariant& variant) {
   TILEC_CHECK(!variant.layernorm && variant.generated(), "row variant is not a generated softmax");
   TILEC_CHECK(type_ok(variant.input) && type_ok(variant.output), "softmax kernel from {} to {}",
               element_type_name(variant.input), element_type_name(variant.output));
+  TILEC_CHECK(variant.input_stride % 16 == 0 && variant.input_stride <= kMaxRowInputStride,
+              "softmax kernel with an input stride of {} bytes (a multiple of 16 up to {})", variant.input_stride,
+              kMaxRowInputStride);
 }
 
 }  // namespace

@@ -115,6 +115,7 @@ inline void add_softmax(Launches& out, const RowVariant& variant, std::int64_t p
   exp.form = SoftmaxForm::ChunkExp;
   if (!partial) exp.output = ElementType::F32;
   finish.form = partial ? SoftmaxForm::FinishStats : SoftmaxForm::FinishNormalise;
+  if (!partial && finish.input_stride) finish.input_stride = b.exponential_stride;  // it reads e
   const std::uint32_t e_at = partial ? b.output : b.exponentials, e_step = partial ? b.output_stride : b.exponential_stride;
   const std::uint32_t e_bytes = element_bytes(exp.output);
   launch(max, [&](const SoftmaxShare& s) {

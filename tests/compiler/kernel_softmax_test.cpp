@@ -44,8 +44,10 @@ struct SoftmaxCase {
   bool stats_in_chunk0 = false;  // a split partial softmax writes its statistics over chunk 0's
 
   std::int64_t written() const { return output_columns ? output_columns : columns; }
+  bool fixed_stride = false;  // the input stride built into the kernels (RowVariant::input_stride)
   RowVariant variant(SoftmaxForm form) const {
     RowVariant v{false, input, output, form, scaled};
+    if (fixed_stride) v.input_stride = static_cast<std::uint32_t>(16 * panels) * element_bytes(input);
     if (form == SoftmaxForm::ChunkExp && !partial) v.output = ElementType::F32;
     return v;
   }
@@ -53,23 +55,29 @@ struct SoftmaxCase {
 };
 
 std::string describe(const SoftmaxCase& c) {
-  return fmt::format("{} {}{} -> {}, {} panels, C = {} of {}, {} chunks", c.partial ? "partial" : "normalised",
+  return fmt::format("{} {}{} -> {}, {} panels, C = {} of {}, {} chunks{}", c.partial ? "partial" : "normalised",
                      c.scaled ? "scaled " : "", element_type_name(c.input), element_type_name(c.output), c.panels,
-                     c.columns, c.stored_columns, c.chunks);
+                     c.columns, c.stored_columns, c.chunks, c.fixed_stride ? ", fixed stride" : "");
 }
 
-// Every kernel the tests use, in one library.
+// Every kernel the tests use, in one library: each stride built in is a
+// column of 1 to 5 panels of FP16 or FP32.
 KernelLibrary softmax_kernels() {
+  std::vector<std::uint32_t> strides{0};
+  for (std::uint32_t panels = 1; panels <= 5; ++panels)
+    for (std::uint32_t bytes : {2u, 4u}) strides.push_back(16 * panels * bytes);
   KernelLibrary library;
   for (ElementType input : {ElementType::F16, ElementType::F32})
     for (ElementType output : {ElementType::F16, ElementType::F32})
       for (bool scaled : {false, true}) {
         library.row(RowVariant{false, input, output});
         for (SoftmaxForm form : {SoftmaxForm::Normalised, SoftmaxForm::Partial, SoftmaxForm::ChunkMax,
-                                 SoftmaxForm::ChunkExp, SoftmaxForm::FinishStats, SoftmaxForm::FinishNormalise}) {
-          const RowVariant v{false, input, output, form, scaled};
-          if (v.generated()) library.row(v);
-        }
+                                 SoftmaxForm::ChunkExp, SoftmaxForm::FinishStats, SoftmaxForm::FinishNormalise})
+          for (std::uint32_t stride : strides) {
+            RowVariant v{false, input, output, form, scaled};
+            v.input_stride = stride;
+            if (v.generated()) library.row(v);
+          }
       }
   return library;
 }
@@ -269,15 +277,17 @@ TEST_P(GeneratedSoftmax, WholeRowsMatchTheModelAndTheReference) {
   std::tie(c.input, c.output, c.partial) = GetParam();
   for (auto [panels, columns, stored] : {std::tuple{2, 37, 40}, std::tuple{1, 1, 1}, std::tuple{3, 96, 96},
                                          std::tuple{5, 19, 32}, std::tuple{4, 2, 3}}) {
-    for (bool scaled : {true, false}) {
-      if (!scaled && !c.partial) continue;  // the fixed kernels' own tests
-      c.panels = panels;
-      c.columns = columns;
-      c.stored_columns = stored;
-      c.scaled = scaled;
-      SoftmaxOutcome outcome = run_softmax(c);
-      check(c, outcome);
-    }
+    for (bool scaled : {true, false})
+      for (bool fixed : {false, true}) {
+        if (!scaled && !c.partial) continue;  // the fixed kernels' own tests
+        c.panels = panels;
+        c.columns = columns;
+        c.stored_columns = stored;
+        c.scaled = scaled;
+        c.fixed_stride = fixed;
+        SoftmaxOutcome outcome = run_softmax(c);
+        check(c, outcome);
+      }
   }
 }
 
@@ -287,12 +297,15 @@ TEST_P(GeneratedSoftmax, SplitColumnsMatchTheModelAndTheReference) {
   for (auto [panels, columns, stored, chunks] : {std::tuple{1, 96, 96, 3}, std::tuple{2, 91, 96, 3},
                                                  std::tuple{5, 96, 96, 6}, std::tuple{1, 7, 9, 2},
                                                  std::tuple{3, 6, 6, 6}}) {
-    c.panels = panels;
-    c.columns = columns;
-    c.stored_columns = stored;
-    c.chunks = chunks;
-    SoftmaxOutcome outcome = run_softmax(c);
-    check(c, outcome);
+    for (bool fixed : {false, true}) {
+      c.panels = panels;
+      c.columns = columns;
+      c.stored_columns = stored;
+      c.chunks = chunks;
+      c.fixed_stride = fixed;
+      SoftmaxOutcome outcome = run_softmax(c);
+      check(c, outcome);
+    }
   }
 }
 
