@@ -16,8 +16,13 @@
 // first (each pass of one fan-out, receives armed to match), and every
 // phase in rounds (its small sends greedily, then each tile's sends
 // strictly by rotation, no receiver taking a later round's piece before an
-// earlier round's), and the shortest schedule kept. Multicast sends name
-// exchange groups (tile lists, shared by the package).
+// earlier round's). Where a tile spends long arming its receives first,
+// each order is scheduled again with receives armed between sends: each
+// tile arms them in the order the first schedule landed them, before each
+// send those already due to land (and its own piece) and as many more as
+// fit while the send waits for its cycle, the rest after its last send. The
+// shortest schedule is kept. Multicast sends name exchange groups (tile
+// lists, shared by the package).
 // Produces: per phase and tile, the ordered actions with planned cycles,
 // the exchange groups, and each phase's length.
 #pragma once
