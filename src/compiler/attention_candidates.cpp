@@ -228,12 +228,19 @@ AttentionKernels attention_kernels(const AttentionShape& shape, ElementType inpu
   return k;
 }
 
+std::vector<TransposeJob> attention_transpose_jobs(std::int64_t key_panels, std::int64_t v_columns) {
+  std::vector<TransposeJob> jobs;
+  for (std::int64_t p = 0; p < key_panels; ++p)
+    for (std::int64_t j = 0; j < ceil_div(v_columns, kPanelRows); ++j)
+      jobs.push_back({p, j, std::min<std::int64_t>(kPanelRows, v_columns - j * kPanelRows)});
+  return jobs;
+}
+
 double attention_tile_cycles(const AttentionShape& shape, const AttentionKernels& kernels) {
   const std::int64_t qp = shape.query_block_panels(), kp = shape.key_block_panels();
   const std::int64_t keys = shape.valid_keys(0), dv = shape.v_head_columns();
   std::vector<std::int64_t> transpose, scores, output;
-  for (std::int64_t j = 0; j < ceil_div(dv, kPanelRows); ++j)
-    for (std::int64_t p = 0; p < kp; ++p) transpose.push_back(std::min<std::int64_t>(kPanelRows, dv - j * kPanelRows));
+  for (const TransposeJob& job : attention_transpose_jobs(kp, dv)) transpose.push_back(job.columns);
   scores.assign(static_cast<std::size_t>(kp * qp), shape.qk_head_columns());
   output.assign(static_cast<std::size_t>(ceil_div(dv, kPanelRows) * qp), keys);
   const double per_head = gemm_jobs_tile_cycles(transpose, kernels.transpose) +

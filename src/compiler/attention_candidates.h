@@ -90,6 +90,14 @@ struct AttentionKernels {
 };
 AttentionKernels attention_kernels(const AttentionShape& shape, ElementType input, ElementType output);
 
+// Step 1's jobs for one head, in the order workers take them (worker w the
+// jobs [J w / 6, J (w + 1) / 6)): key panel by key panel, so each worker's
+// share holds as many of the last column block's narrower jobs as another's.
+struct TransposeJob {
+  std::int64_t key_panel = 0, column_block = 0, columns = 0;
+};
+std::vector<TransposeJob> attention_transpose_jobs(std::int64_t key_panels, std::int64_t v_columns);
+
 // A tile's cycles for its share (every head of it), and the merge's.
 double attention_tile_cycles(const AttentionShape& shape, const AttentionKernels& kernels);
 double attention_merge_cycles(const AttentionShape& shape, const AttentionKernels& kernels);

@@ -314,10 +314,11 @@ void plan_attention(Lir& lir, Task& task, KernelLibrary& library) {
   std::vector<GemmJob> jobs;
   switch (work.stage) {
     case AttentionStage::Transpose:
-      for (std::uint32_t j = 0; j < d_blocks; ++j)
-        for (std::uint32_t p = 0; p < u32(work.key_panels); ++p)
-          jobs.push_back({(16 * j * u32(kp) + p) * 16 * bytes, 0, (j * 16 * u32(kp) + 16 * p) * 16 * bytes,
-                          u32(std::min<std::int64_t>(kPanelRows, dv - 16 * j))});
+      for (const TransposeJob& job : attention_transpose_jobs(work.key_panels, dv)) {
+        const std::uint32_t p = u32(job.key_panel), j = u32(job.column_block);
+        jobs.push_back({(16 * j * u32(kp) + p) * 16 * bytes, 0, (j * 16 * u32(kp) + 16 * p) * 16 * bytes,
+                        u32(job.columns)});
+      }
       plan_gemm_jobs(task, library, kernels.transpose, work.v.plus(head * u32(dv) * k_column), work.identity,
                      work.transposed, jobs);
       return;

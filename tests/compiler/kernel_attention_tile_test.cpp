@@ -9,6 +9,7 @@
 //   5. with two key blocks (two tiles' partials, brought together): the merge.
 // Against the host reference's attention (graph::run_reference); reports the
 // largest difference, the cycles of each stage and the GEMMs' MACs a cycle.
+#include "compiler/attention_candidates.h"
 #include "compiler/cost_model.h"
 #include "compiler/merge_kernel.h"
 #include "compiler/softmax_kernel.h"
@@ -20,9 +21,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 
 namespace tilec::compiler {
 namespace {
@@ -153,12 +156,12 @@ TileRun run_tile(const std::vector<float>& q, const std::vector<float>& k, const
 
   testing::Launches launches;
   std::vector<std::pair<std::string, std::size_t>> stage_launches;  // name, launches it takes
-  // 1. V^T: job (d block j, key panel p) reads V's columns 16 j.. at keys 16 p..
+  // 1. V^T, in the planner's job order: job (key panel p, d block j) reads
+  // V's columns 16 j.. at keys 16 p..
   std::vector<std::array<std::uint32_t, 4>> jobs;
-  for (std::int64_t j = 0; j < kDBlocks; ++j)
-    for (std::int64_t p = 0; p < kKeyPanels; ++p)
-      jobs.push_back({u32((16 * j * kKeyPanels + p) * 32), 0, u32((j * kStoredKeys + 16 * p) * 32),
-                      u32(std::min<std::int64_t>(16, kD - 16 * j))});
+  for (const TransposeJob& job : attention_transpose_jobs(kKeyPanels, kD))
+    jobs.push_back({u32((16 * job.column_block * kKeyPanels + job.key_panel) * 32), 0,
+                    u32((job.column_block * kStoredKeys + 16 * job.key_panel) * 32), u32(job.columns)});
   testing::add_gemm(launches, name_of(transpose_variant()), transpose_variant(), jobs, v_at, identity_at, vt_at);
   stage_launches.emplace_back("1. V transposed (GEMM, identity)", 1);
   // 2. S = q k^T: job (key panel p, query panel r).
@@ -363,6 +366,32 @@ TEST(AttentionTile, TwoTilesPartialsMergedMatchTheReference) {
   report(fmt::format("two tiles of 91 keys, partials merged (the tiles {} and {} cycles, the merge {}; tile 0's stages, then the merge)",
                      tiles[0].cycles, tiles[1].cycles, merged.stats.halt_cycle),
          stages, tiles[0].cycles + merged.stats.halt_cycle, c);
+}
+
+// V's transposes cover every (key panel, column block) once, and the last
+// block's narrower jobs spread over the workers' contiguous shares: the
+// So400m head (72 columns, the last block 8 wide) on this file's 6 key panels
+// and on a whole 729-key segment's 46.
+TEST(AttentionTile, EveryWorkerTransposesAsManyNarrowBlocksAsAnother) {
+  for (const std::int64_t key_panels : {kKeyPanels, std::int64_t{46}}) {
+    const std::vector<TransposeJob> jobs = attention_transpose_jobs(key_panels, kD);
+    ASSERT_EQ(static_cast<std::int64_t>(jobs.size()), key_panels * kDBlocks);
+    std::set<std::pair<std::int64_t, std::int64_t>> covered;
+    for (const TransposeJob& job : jobs) {
+      covered.insert({job.key_panel, job.column_block});
+      EXPECT_EQ(job.columns, std::min<std::int64_t>(16, kD - 16 * job.column_block));
+    }
+    EXPECT_EQ(covered.size(), jobs.size());
+    const auto count = static_cast<std::int64_t>(jobs.size());
+    std::vector<std::int64_t> narrow;
+    for (int w = 0; w < kWorkers; ++w) {
+      narrow.push_back(0);
+      for (std::int64_t j = count * w / kWorkers; j < count * (w + 1) / kWorkers; ++j)
+        narrow.back() += jobs[static_cast<std::size_t>(j)].columns < 16;
+    }
+    EXPECT_LE(*std::max_element(narrow.begin(), narrow.end()) - *std::min_element(narrow.begin(), narrow.end()), 1)
+        << key_panels << " key panels";
+  }
 }
 
 }  // namespace
