@@ -3,11 +3,15 @@
 // over the budget. Estimates miss the exact peak by a margin each rejection
 // measures; once those attempts are spent (on near-twins of one plan, say),
 // more follow, each only for a plan that could still fit after the smallest
-// margin seen.
+// margin seen. The least misses of the peak and of the interleaved data are
+// what a second search is told (search_plans).
 #pragma once
+
+#include "compiler/mid.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace tilec::compiler {
 
@@ -28,14 +32,25 @@ class AttemptOrder {
     return estimate + shortfall_ <= budget_;
   }
   bool exhausted() const { return attempts_ >= kPlainAttempts + kCalibratedAttempts; }
-  void rejected(std::int64_t estimate, std::int64_t peak) {
-    shortfall_ = attempts_ ? std::min(shortfall_, peak - estimate) : peak - estimate;
+  // A plan built to `peak` bytes, `data` of them in interleaved memory,
+  // did not fit.
+  void rejected(const MidEstimate& estimate, std::int64_t peak, std::int64_t data) {
+    const EstimateShortfall missed{std::max<std::int64_t>(0, peak - estimate.peak_bytes),
+                                   std::max<std::int64_t>(0, data - estimate.data_bytes)};
+    least_missed_ = attempts_ ? EstimateShortfall{std::min(least_missed_.peak, missed.peak),
+                                                  std::min(least_missed_.data, missed.data)}
+                              : missed;
+    shortfall_ = attempts_ ? std::min(shortfall_, peak - estimate.peak_bytes) : peak - estimate.peak_bytes;
     ++attempts_;
+  }
+  std::optional<EstimateShortfall> least_missed() const {
+    return attempts_ ? std::optional<EstimateShortfall>(least_missed_) : std::nullopt;
   }
 
  private:
   std::int64_t budget_;
-  std::int64_t shortfall_ = 0;
+  std::int64_t shortfall_ = 0;  // may be negative: the rule of the later attempts
+  EstimateShortfall least_missed_;
   int attempts_ = 0;
 };
 

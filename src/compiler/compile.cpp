@@ -162,13 +162,20 @@ class Driver {
     AttemptOrder order(options_.budget());
     int attempts = 0;
     loop_candidates_.clear();
+    std::optional<CompileResult> built;
+    std::vector<const PlanChoice*> rejected;
     for (const PlanChoice& choice : search.front) {
       if (order.exhausted()) break;
       if (!order.worth_building(choice.estimate.peak_bytes, &choice == &search.front.back())) continue;
       ++attempts;
-      if (std::optional<CompileResult> result = attempt(choice, machine)) return result;
-      order.rejected(choice.estimate.peak_bytes, last_rejected_peak_);
+      if ((built = attempt(choice, machine))) break;
+      order.rejected(choice.estimate, last_rejected_peak_, last_rejected_data_);
+      rejected.push_back(&choice);
     }
+    if (const std::optional<EstimateShortfall> missed = order.least_missed())
+      if (std::optional<CompileResult> faster = search_again(group_sizes, *missed, rejected, built, machine))
+        return faster;
+    if (built) return built;
     if (!loop_candidates_.empty()) {
       log("no plan fits with every receive armed on its own; arming runs of them in loops");
       options_.loop_receives = true;
@@ -179,6 +186,35 @@ class Driver {
       if (result) return result;
     }
     if (attempts == 0 && search.smallest) attempt(*search.smallest, machine);
+    return std::nullopt;
+  }
+
+  // Faster plans than `built` (or any, without one) were rejected: the
+  // search runs again told by how much their estimates fell short, so its
+  // states keep labels that may fit in place of faster ones that cannot,
+  // and its plans not yet tried that are faster than `built` are built.
+  std::optional<CompileResult> search_again(const std::vector<int>& group_sizes, const EstimateShortfall& missed,
+                                            const std::vector<const PlanChoice*>& rejected,
+                                            std::optional<CompileResult>& built, const MachineModel& machine) {
+    {
+      Span span("construct_mid");
+      second_search_ = search_plans(chain_, candidates_, group_sizes, kLibraryEstimate, options_, missed);
+    }
+    log(fmt::format("search again, each estimate's peak {} bytes and data {} bytes higher: {} plans considered, {} "
+                    "on the Pareto front",
+                    missed.peak, missed.data, second_search_.plans_considered, second_search_.front.size()));
+    int attempts = 0;
+    for (const PlanChoice& choice : second_search_.front) {
+      if (built && choice.estimate.cycles >= built->search_estimated_cycles) break;
+      if (std::any_of(rejected.begin(), rejected.end(), [&](const PlanChoice* seen) { return seen->same_plan(choice); }))
+        continue;
+      if (attempts++ == AttemptOrder::kCalibratedAttempts) break;
+      if (std::optional<CompileResult> faster = attempt(choice, machine)) return faster;
+    }
+    if (built) {
+      log(fmt::format("no faster plan fits; built: {}", built->plan));
+      built->log = log_;
+    }
     return std::nullopt;
   }
 
@@ -275,6 +311,7 @@ class Driver {
     std::string why = map.fits_classes ? fmt::format("{} bytes over the budget", peak - options_.budget()) : map.overflow;
     log(fmt::format("rejected ({}): {}: peak {} bytes (estimated {}): {}", when, plan, peak, estimate, why));
     last_rejected_peak_ = peak;
+    last_rejected_data_ = static_cast<std::int64_t>(map.data_end) - options_.machine.interleaved.begin;
     if (peak < best_rejection_.peak) best_rejection_ = Rejection{peak, plan, memory_contributors(lir, map, 4), why};
     return false;
   }
@@ -403,11 +440,13 @@ class Driver {
   isa::Object runtime_;
   Chain chain_;
   GemmCandidates candidates_;
+  PlanSearch second_search_;  // search_again's; loop_candidates_ may point into it
   std::vector<const PlanChoice*> loop_candidates_;  // rejected plans that receive loops might fit
   std::vector<std::string> log_;
   std::string dump_;
   Rejection best_rejection_;
   std::uint32_t last_rejected_peak_ = 0;
+  std::int64_t last_rejected_data_ = 0;  // its interleaved data
 };
 
 }  // namespace

@@ -38,6 +38,11 @@ struct PlanChoice {
   MidEstimate estimate;
 
   std::string summary(const Chain& chain, const GemmCandidates& candidates) const;
+  // The same plan, whatever its estimate.
+  bool same_plan(const PlanChoice& other) const {
+    return group_size == other.group_size && chunks == other.chunks && step_choice == other.step_choice &&
+           input_spread == other.input_spread && staged_weights == other.staged_weights;
+  }
 };
 
 struct PlanSearch {
@@ -48,9 +53,10 @@ struct PlanSearch {
   std::int64_t plans_considered = 0;
 };
 
+// Told a shortfall, the search keeps only plans that fit after it.
 PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates,
                         const std::vector<int>& group_sizes, std::int64_t library_code_bytes,
-                        const CompileOptions& options);
+                        const CompileOptions& options, std::optional<EstimateShortfall> shortfall = std::nullopt);
 
 MidProgram construct_mid(const Chain& chain, const GemmCandidates& candidates, const PlanChoice& choice,
                          const CompileOptions& options);

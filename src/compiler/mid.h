@@ -221,6 +221,13 @@ struct MidOp {
 struct MidEstimate {
   double cycles = 0;
   std::int64_t peak_bytes = 0;  // largest per-tile use, code included
+  std::int64_t data_bytes = 0;  // of it, data in interleaved memory
+};
+
+// The least by which built plans' exact peak and interleaved data exceeded
+// their estimates (never below zero).
+struct EstimateShortfall {
+  std::int64_t peak = 0, data = 0;
 };
 
 struct MidProgram {

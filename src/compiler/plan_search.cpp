@@ -62,28 +62,90 @@ std::vector<int> entry_layouts(const SearchContext& context, int current) {
   return layouts;
 }
 
+// The least a GEMM step's candidates at this group size store: weights in
+// all, of one copy, of every iteration (which staging may move out), and
+// its working set (each the least of any candidate).
+struct GemmFloor {
+  std::int64_t weights = INT64_MAX, once = INT64_MAX, record = INT64_MAX, working_set = INT64_MAX;
+};
+GemmFloor gemm_floor(const SearchContext& context, int step) {
+  GemmFloor least;
+  for (const GemmCandidate& candidate : context.candidates.by_step.at(step).at(context.group_size)) {
+    Label alone;
+    add_gemm(context, step, candidate, -1, -1, alone);
+    least.weights = std::min(least.weights, alone.weight_bytes);
+    least.once = std::min(least.once, alone.weight_bytes - alone.record_bytes);
+    least.record = std::min(least.record, alone.record_bytes);
+    least.working_set = std::min(least.working_set, alone.activation_peak);
+  }
+  return least;
+}
+
 // The data any plan of this chunk size stores at least: each GEMM's least
 // weights, and the largest of the GEMMs' least working sets.
 std::int64_t data_floor(const SearchContext& context) {
   std::int64_t weights = 0, working_set = 0;
   for (const auto& [step, by_size] : context.candidates.by_step) {
-    std::int64_t least_weights = INT64_MAX, least_working_set = INT64_MAX;
-    for (const GemmCandidate& candidate : by_size.at(context.group_size)) {
-      Label alone;
-      add_gemm(context, step, candidate, -1, -1, alone);
-      least_weights = std::min(least_weights, alone.weight_bytes);
-      least_working_set = std::min(least_working_set, alone.activation_peak);
-    }
-    if (least_weights == INT64_MAX) continue;
-    weights += least_weights;
-    working_set = std::max(working_set, least_working_set);
+    const GemmFloor least = gemm_floor(context, step);
+    if (least.weights == INT64_MAX) continue;
+    weights += least.weights;
+    working_set = std::max(working_set, least.working_set);
   }
   return weights + working_set;
 }
 
+// A bound on the data any plan grown from a label keeps in interleaved
+// memory, for a search told how much its estimates miss the exact peak by:
+// labels that cannot fit are dropped before they take a place in a state.
+class MemoryBound {
+ public:
+  MemoryBound(const SearchContext& context, std::int64_t library_code_bytes, EstimateShortfall shortfall)
+      : after_(context.chain.steps.size()),
+        iterations_(context.iterations),
+        code_floor_(library_code_bytes + 2048),
+        standard_(context.options.machine.standard.bytes()),
+        data_limit_(context.options.machine.interleaved.bytes() - shortfall.data),
+        peak_limit_(context.options.budget() - shortfall.peak) {
+    // What the GEMMs after each step add at least.
+    for (const auto& [step, by_size] : context.candidates.by_step) {
+      const GemmFloor least = gemm_floor(context, step);
+      if (least.weights == INT64_MAX) continue;
+      for (int before = 0; before < step; ++before) {
+        Floor& floor = after_[static_cast<std::size_t>(before)];
+        floor.once += least.once;
+        floor.record += least.record;
+        floor.working_set = std::max(floor.working_set, least.working_set);
+      }
+    }
+  }
+
+  // Whether a plan grown from `label` (after step `index`) may still fit:
+  // each term below only grows as steps are added.
+  bool may_fit(const Label& label, int index) const {
+    const Floor& later = after_[static_cast<std::size_t>(index)];
+    const std::int64_t code = code_floor_ + 8 * label.supervisor_bundles;
+    const std::int64_t record = label.record_bytes + later.record;
+    // The iterations' record in interleaved memory: all of it, or staged,
+    // what standard memory cannot take plus one iteration's working copy.
+    const std::int64_t room = std::max<std::int64_t>(0, standard_ - code);
+    const std::int64_t copied = ceil_div(label.record_bytes - label.moved_record_bytes, iterations_);
+    const std::int64_t record_there = std::min(record, std::max<std::int64_t>(0, record - room) + copied);
+    const std::int64_t data = label.weight_bytes - label.record_bytes + later.once + record_there +
+                              std::max(label.activation_peak, later.working_set) + label.input_bytes;
+    return data <= data_limit_ && code + data <= peak_limit_;
+  }
+
+ private:
+  struct Floor {
+    std::int64_t once = 0, record = 0, working_set = 0;
+  };
+  std::vector<Floor> after_;  // of the GEMM steps after each step
+  std::int64_t iterations_, code_floor_, standard_, data_limit_, peak_limit_;
+};
+
 // Runs the dynamic program for one group size and chunk size; returns the
-// labels at the end of the chain.
-std::vector<Label> run_program(const SearchContext& context, LayoutTable& layouts) {
+// labels at the end of the chain (with a bound, only those that may fit).
+std::vector<Label> run_program(const SearchContext& context, LayoutTable& layouts, const MemoryBound* bound) {
   const Chain& chain = context.chain;
   std::map<State, std::vector<Label>> states;
   std::map<int, int> activation_layout;  // layouts of values read later (residuals, outputs)
@@ -130,6 +192,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
       const int entry = state.second;
       for (const Label& label : labels) {
         auto continue_with = [&](int layout, int entry_layout, Label grown) {
+          if (bound && !bound->may_fit(grown, index)) return;
           grown.layout_of[static_cast<std::size_t>(step.output)] = layout;
           for (int view : views[static_cast<std::size_t>(step.output)])
             grown.layout_of[static_cast<std::size_t>(view)] = view_layout(layout, view);
@@ -180,7 +243,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
           Label grown = label;
           if (step.second_input >= 0) {
             const int other = label.layout_of[static_cast<std::size_t>(step.second_input)];
-            const double repeat = in_region(chain, index) ? static_cast<double>(context.iterations) : 1.0;
+            const double repeat = context.runs(index);
             if (other >= 0)
               add_rearrange(context, other, at, storage_bytes(chain.activations[step.second_input].storage), repeat,
                             grown);
@@ -286,7 +349,7 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
                                  const std::map<int, std::vector<RowCandidate>>& row_options,
                                  const std::map<int, std::vector<AttentionCandidate>>& attention_options,
                                  int group_size, int groups, std::int64_t iterations, ChunkSize size, bool finest,
-                                 std::int64_t library_code_bytes) {
+                                 std::int64_t library_code_bytes, std::optional<EstimateShortfall> shortfall) {
   const auto [chunks, chunk_panels] = size;
   ChunkSizePlans result;
   LayoutTable layouts;
@@ -326,7 +389,9 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
       for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(input, spread)));
     }
   }
-  for (Label& label : run_program(context, layouts)) {
+  std::optional<MemoryBound> bound;
+  if (shortfall) bound.emplace(context, library_code_bytes, *shortfall);
+  for (Label& label : run_program(context, layouts, bound ? &*bound : nullptr)) {
     ++result.considered;
     PlanChoice choice;
     choice.group_size = group_size;
@@ -368,6 +433,7 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
         choice.estimate.cycles += static_cast<double>(iterations * chunks) * static_cast<double>(stride) / 4;
       }
     }
+    choice.estimate.data_bytes = data;
     if (!result.smallest || choice.estimate.peak_bytes < result.smallest->estimate.peak_bytes)
       result.smallest = choice;
     // Data that cannot be staged must fit interleaved memory. Staged
@@ -375,11 +441,16 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
     // estimate (standard memory plus its data) is weighed like any
     // other, its data held as the driver's first attempts are: at most
     // a quarter over what interleaved memory holds.
+    // Told the shortfall, a search keeps only plans that fit after it.
     const std::int64_t interleaved = options.machine.interleaved.bytes();
-    if (data > (choice.staged_weights ? AttemptOrder::plain_limit(interleaved) : interleaved) ||
+    const EstimateShortfall missed = shortfall.value_or(EstimateShortfall{});
+    if (data > (choice.staged_weights && !shortfall ? AttemptOrder::plain_limit(interleaved)
+                                                    : interleaved - missed.data) ||
         code > options.machine.standard.bytes())
       continue;
-    result.fits |= choice.estimate.peak_bytes <= options.budget();
+    const bool fits = choice.estimate.peak_bytes + missed.peak <= options.budget();
+    if (shortfall && !fits) continue;
+    result.fits |= fits;
     result.plans.push_back(std::move(choice));
   }
   return result;
@@ -414,7 +485,8 @@ std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candid
 }
 
 PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, const std::vector<int>& group_sizes,
-                        std::int64_t library_code_bytes, const CompileOptions& options) {
+                        std::int64_t library_code_bytes, const CompileOptions& options,
+                        std::optional<EstimateShortfall> shortfall) {
   PlanSearch search;
   const int tiles = static_cast<int>(options.machine.tiles);
   const std::int64_t panels = ceil_div(chain.device_rows(), kPanelRows);
@@ -461,7 +533,8 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
       parallel_for(0, wave, [&](std::size_t i) {
         const ChunkSize size = sizes[next + i];
         results[i] = search_chunk_size(chain, candidates, options, row_options, attention_options, group_size, groups,
-                                       iterations, size, size.chunks == units_per_group, library_code_bytes);
+                                       iterations, size, size.chunks == units_per_group, library_code_bytes,
+                                       shortfall);
       });
       next += wave;
       for (ChunkSizePlans& result : results) {

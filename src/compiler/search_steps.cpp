@@ -48,7 +48,7 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
               Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
-  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  double repeat = context.runs(step_index);
   const StorageType input_storage = chain.activations[step.input].storage;
   const std::uint32_t input_bytes = storage_bytes(input_storage);
   add_rearrange(context, from, input_layout, input_bytes, repeat, label);
@@ -120,7 +120,7 @@ void add_gemm(const SearchContext& context, int step_index, const GemmCandidate&
 void add_elementwise(const SearchContext& context, int step_index, int layout, Label& label) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
-  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  double repeat = context.runs(step_index);
   std::int64_t elements = context.layouts.piece_elements(layout);
   const StorageType in = chain.activations[step.input].storage;
   int inputs = step.second_input >= 0 || step.table >= 0 ? 2 : 1;
@@ -155,7 +155,7 @@ const std::pair<int, Label>& row_step_cost(const SearchContext& context, int ste
     return found->second;
   const Chain& chain = context.chain;
   const Step& step = chain.steps[step_index];
-  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  double repeat = context.runs(step_index);
   const Activation& input = chain.activations[step.input];
   const int input_layout = context.layouts.id(row_input_layout(candidate, context.panels(step.input), input.cols));
   Label label;
@@ -205,7 +205,7 @@ void add_row_step(const SearchContext& context, int step_index, int from, const 
                   Label& label) {
   const Step& step = context.chain.steps[static_cast<std::size_t>(step_index)];
   const Activation& input = context.chain.activations[static_cast<std::size_t>(step.input)];
-  const double repeat = in_region(context.chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const double repeat = context.runs(step_index);
   const auto& [input_layout, cost] = row_step_cost(context, step_index, candidate);
   add_rearrange(context, from, input_layout, storage_bytes(input.storage), repeat, label);
   add_step_cost(cost, label);
@@ -227,7 +227,7 @@ const Label& attention_cost(const SearchContext& context, int step_index, const 
     return found->second;
   const Chain& chain = context.chain;
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
-  const double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  const double repeat = context.runs(step_index);
   const AttentionShape shape = attention_shape(context, step, candidate);
   const int operands[] = {step.input, step.second_input, step.third_input};
   const std::int64_t pieces[] = {shape.query_block_panels() * shape.heads_per_tile() * shape.qk_head_columns(),
@@ -269,7 +269,7 @@ void add_attention(const SearchContext& context, int step_index, const std::vect
                    bool already_there) {
   const Chain& chain = context.chain;
   const Step& step = chain.steps[static_cast<std::size_t>(step_index)];
-  double repeat = in_region(chain, step_index) ? static_cast<double>(context.iterations) : 1.0;
+  double repeat = context.runs(step_index);
   const int operands[] = {step.input, step.second_input, step.third_input};
   const int wanted[] = {ids.q, ids.k, ids.v};
   // q, k and v move in one exchange phase (the step's).
@@ -312,7 +312,8 @@ std::vector<int> with_fewest(std::vector<int> kept, std::vector<std::pair<double
 // The candidates of a GEMM step the program weighs at this chunk size:
 // every grid that splits no rows (the plans of whole-row layouts), and of
 // those that split rows, the few cheapest alone (compute, reduction, the
-// gather and receiving the input) and the few that store least.
+// gather and receiving the input, each as often as the step runs) and the
+// few that store least.
 constexpr std::size_t kRowSplitCandidates = 4;
 std::vector<int> keep_candidates(const SearchContext& context, int step) {
   const std::vector<GemmCandidate>& all = context.candidates.by_step.at(step).at(context.group_size);
@@ -331,7 +332,8 @@ std::vector<int> keep_candidates(const SearchContext& context, int step) {
     Label alone;
     add_gemm(context, step, candidate, -1, -1, alone);
     const std::int64_t rows = largest_part_panels(row_split(context.panels(gemm.input), candidate.row_parts)) * kPanelRows;
-    alone.cycles += exchange_cycles(rows * candidate.max_ks * input_bytes, 0, 1, context.options.machine);
+    alone.cycles +=
+        context.runs(step) * exchange_cycles(rows * candidate.max_ks * input_bytes, 0, 1, context.options.machine);
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.weight_bytes + alone.activation_peak, c);
   }
@@ -362,7 +364,8 @@ std::vector<int> keep_row_candidates(const SearchContext& context, int step) {
     add_row_step(context, step, input_layout, candidate, alone);
     const std::int64_t rows = largest_part_panels(row_split(panels, candidate.row_parts)) * kPanelRows;
     const std::int64_t held = candidate.split ? ceil_div(input.cols, candidate.col_parts) : input.cols;
-    alone.cycles += exchange_cycles(rows * held * storage_bytes(input.storage), 0, 1, context.options.machine);
+    alone.cycles += context.runs(step) *
+                    exchange_cycles(rows * held * storage_bytes(input.storage), 0, 1, context.options.machine);
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.weight_bytes + alone.activation_peak, c);
   }
@@ -392,7 +395,7 @@ std::vector<int> keep_attention_candidates(const SearchContext& context, int ste
         (shape.query_block_panels() * shape.qk_head_columns() +
          shape.key_block_panels() * (shape.qk_head_columns() + shape.v_head_columns())) *
         shape.heads_per_tile() * kPanelRows * bytes;
-    alone.cycles += exchange_cycles(received, 0, 3, context.options.machine);
+    alone.cycles += context.runs(step_index) * exchange_cycles(received, 0, 3, context.options.machine);
     by_cycles.emplace_back(alone.cycles, c);
     by_bytes.emplace_back(alone.activation_peak, c);
   }

@@ -168,6 +168,8 @@ struct SearchContext {
   StepCosts& step_costs;
 
   std::int64_t rows() const { return chunk_panels * kPanelRows; }
+  // Times a step runs: the repeat's iterations inside it, else once.
+  double runs(int step) const;
   // Panels of a chunk in the rows of an activation's space.
   std::int64_t panels(int activation) const {
     return chain.space_panels(chain.activations[static_cast<std::size_t>(activation)].space, chunk_panels);
@@ -178,6 +180,10 @@ inline std::uint32_t storage_bytes(StorageType storage) { return element_bytes(s
 
 inline bool in_region(const Chain& chain, int step) {
   return chain.repeat && step >= chain.repeat->first_step && step <= chain.repeat->last_step;
+}
+
+inline double SearchContext::runs(int step) const {
+  return in_region(chain, step) ? static_cast<double>(iterations) : 1.0;
 }
 
 // What each step adds to a label (cycles, bytes, code), reading its input

@@ -25,14 +25,15 @@ TEST(FullSizePlans, AnFp16LayerFitsA256KiBBudget) {
   EXPECT_LE(report["peakTileBytes"].get<std::int64_t>(), 256 * 1024);
 }
 
-// The tower's plan (7.13 M cycles estimated and simulated) must keep its
-// q, k and v projections fused (7.70 M apart) and its layernorms on every
-// tile (8.00 M when they held 2 panels on half the tiles), well under the
-// reference's 10,371,582 cycles.
-TEST(FullSizePlans, TheTowersPlanStaysEstimatedUnder7200000Cycles) {
+// The tower's plan (6.78 M cycles estimated) must keep its q, k and v
+// projections fused (7.70 M apart), its layernorms on every tile (8.00 M
+// when they held 2 panels on half the tiles) and gemm2 on the grid chosen
+// with its input's receive counted every iteration (6.88 M when the
+// search thinned the grids counting it once).
+TEST(FullSizePlans, TheTowersPlanStaysEstimatedUnder6800000Cycles) {
   const nlohmann::json report = compiled("--workload siglip-vit");
   ASSERT_TRUE(report.contains("estimatedCycles"));
-  EXPECT_LT(report["estimatedCycles"].get<double>(), 7'200'000.0) << report["plan"];
+  EXPECT_LT(report["estimatedCycles"].get<double>(), 6'800'000.0) << report["plan"];
 }
 
 }  // namespace

@@ -6,10 +6,16 @@
 namespace tilec::compiler {
 namespace {
 
+// A plan estimated at `estimate` bytes built to `peak` (its data as
+// estimated).
+void reject(AttemptOrder& order, std::int64_t estimate, std::int64_t peak) {
+  order.rejected(MidEstimate{0, estimate, 0}, peak, 0);
+}
+
 void reject_plain_attempts(AttemptOrder& order, std::int64_t estimate, std::int64_t peak) {
   for (int i = 0; i < AttemptOrder::kPlainAttempts; ++i) {
     ASSERT_TRUE(order.worth_building(estimate, false));
-    order.rejected(estimate, peak);
+    reject(order, estimate, peak);
   }
 }
 
@@ -18,7 +24,7 @@ TEST(AttemptOrder, FirstAttemptsTakeEveryPlanAQuarterOverTheBudget) {
   EXPECT_TRUE(order.worth_building(1250, false));
   EXPECT_FALSE(order.worth_building(1251, false));
   EXPECT_TRUE(order.worth_building(5000, true));  // the last is always built
-  order.rejected(900, 1300);                      // a miss does not narrow them
+  reject(order, 900, 1300);                      // a miss does not narrow them
   EXPECT_TRUE(order.worth_building(1200, false));
 }
 
@@ -34,9 +40,9 @@ TEST(AttemptOrder, LaterAttemptsSkipPlansTheMeasuredShortfallWouldSinkToo) {
 TEST(AttemptOrder, TheSmallestShortfallSeenDecides) {
   AttemptOrder order(1000);
   reject_plain_attempts(order, 900, 1300);
-  order.rejected(700, 1050);  // only 350 low this time
+  reject(order, 700, 1050);  // only 350 low this time
   EXPECT_TRUE(order.worth_building(650, false));
-  order.rejected(650, 1500);  // a worse miss does not tighten the rule
+  reject(order, 650, 1500);  // a worse miss does not tighten the rule
   EXPECT_TRUE(order.worth_building(650, false));
 }
 
@@ -45,9 +51,25 @@ TEST(AttemptOrder, AttemptsEndAfterBothRounds) {
   reject_plain_attempts(order, 900, 1300);
   for (int i = 0; i < AttemptOrder::kCalibratedAttempts; ++i) {
     EXPECT_FALSE(order.exhausted());
-    order.rejected(500, 1100);
+    reject(order, 500, 1100);
   }
   EXPECT_TRUE(order.exhausted());
+}
+
+// What a second search is told: the least miss seen of the peak and of the
+// interleaved data, each on its own, never below zero (an estimate that
+// was high does not lower the bar).
+TEST(AttemptOrder, ASecondSearchIsToldTheLeastMissOfEach) {
+  AttemptOrder order(1000);
+  EXPECT_FALSE(order.least_missed().has_value());
+  order.rejected(MidEstimate{0, 900, 600}, 1300, 700);  // 400 and 100 low
+  order.rejected(MidEstimate{0, 800, 500}, 1000, 650);  // 200 and 150 low
+  ASSERT_TRUE(order.least_missed().has_value());
+  EXPECT_EQ(order.least_missed()->peak, 200);
+  EXPECT_EQ(order.least_missed()->data, 100);
+  order.rejected(MidEstimate{0, 1100, 700}, 1050, 690);  // both high
+  EXPECT_EQ(order.least_missed()->peak, 0);
+  EXPECT_EQ(order.least_missed()->data, 0);
 }
 
 }  // namespace

@@ -60,6 +60,19 @@ inline graph::MlpOptions small_mlp(graph::Precision precision) {
   return options;
 }
 
+// A repeat of FP16 MLP blocks: 4 x width x hidden bytes of weights a block.
+inline graph::Graph fp16_blocks(std::int64_t blocks, std::int64_t tokens, std::int64_t width, std::int64_t hidden,
+                                bool bias = false) {
+  graph::MlpOptions options;
+  options.precision = graph::Precision::Fp16;
+  options.blocks = blocks;
+  options.tokens = tokens;
+  options.width = width;
+  options.hidden = hidden;
+  options.bias = bias;
+  return graph::build_workload("mlp", options);
+}
+
 inline CompileOptions on_tiles(std::uint32_t tiles) {
   CompileOptions options;
   options.machine = ipu21_cut(tiles);

@@ -1,6 +1,7 @@
 // The plan search weighs only the chunk sizes some plan of which the
-// driver could build under the budget, and only plans whose data could fit;
-// what it finds does not depend on the thread count.
+// driver could build under the budget, and only plans whose data could fit
+// (after the shortfall it is told of, if any); what it finds does not
+// depend on the thread count.
 #include "compiler/attempt_order.h"
 #include "compiler/chain.h"
 #include "compiler/construct_mid.h"
@@ -15,11 +16,12 @@
 namespace tilec::compiler {
 namespace {
 
-PlanSearch search(const graph::Graph& graph, const CompileOptions& options) {
+PlanSearch search(const graph::Graph& graph, const CompileOptions& options,
+                  std::optional<EstimateShortfall> shortfall = std::nullopt) {
   const Chain chain = build_chain(graph);
   const std::vector<int> group_sizes = candidate_group_sizes(chain, options);
   const GemmCandidates candidates = gemm_candidates(chain, group_sizes, options);
-  return search_plans(chain, candidates, group_sizes, 2048, options);
+  return search_plans(chain, candidates, group_sizes, 2048, options, shortfall);
 }
 
 int fewest_chunks(const PlanSearch& found) {
@@ -67,15 +69,7 @@ TEST(PlanSearch, TheFinestChunkingIsSearchedEvenWhenNothingCanFit) {
 // its plans stage them, and with 384 tokens a one-chunk plan's other data
 // is far more than interleaved memory holds (the driver measured 581,168
 // bytes of it against 425,984, when it built one).
-graph::Graph staged_mlp() {
-  graph::MlpOptions mlp;
-  mlp.precision = graph::Precision::Fp16;
-  mlp.blocks = 14;
-  mlp.tokens = 384;
-  mlp.width = 64;
-  mlp.hidden = 128;
-  return graph::build_workload("mlp", mlp);
-}
+graph::Graph staged_mlp() { return fp16_blocks(14, 384, 64, 128); }
 
 TEST(PlanSearch, StagedPlansWhoseOtherDataCouldNotFitAreNotWeighed) {
   CompileOptions options = on_tiles(1);
@@ -90,6 +84,44 @@ TEST(PlanSearch, StagedPlansWhoseOtherDataCouldNotFitAreNotWeighed) {
         << plan.chunks << " chunks";
   }
   EXPECT_GT(staged, 0);
+}
+
+// Told that built plans' peaks exceeded their estimates by 1,001 bytes, on
+// a budget 1,000 over the fastest plan's estimate, the search leaves that
+// plan out and keeps only plans that fit after the shortfall.
+TEST(PlanSearch, ToldAPeakShortfallItKeepsOnlyPlansThatFitAfterIt) {
+  const graph::Graph graph = long_mlp();
+  CompileOptions options = on_tiles(4);
+  const PlanSearch plain = search(graph, options);
+  ASSERT_FALSE(plain.front.empty());
+  const PlanChoice& fastest = plain.front.front();
+  options.budget_bytes = static_cast<std::uint32_t>(fastest.estimate.peak_bytes + 1000);
+  const EstimateShortfall shortfall{1001, 0};
+  const PlanSearch told = search(graph, options, shortfall);
+  ASSERT_FALSE(told.front.empty());
+  for (const PlanChoice& plan : told.front) {
+    EXPECT_LE(plan.estimate.peak_bytes + shortfall.peak, options.budget()) << plan.chunks << " chunks";
+    EXPECT_FALSE(plan.same_plan(fastest));
+  }
+  EXPECT_GT(told.front.front().estimate.cycles, fastest.estimate.cycles);
+}
+
+// Likewise for interleaved memory: told that staged plans' data exceeded
+// its estimate by 40,000 bytes, the search keeps only plans whose data
+// fits after that, and still finds some.
+TEST(PlanSearch, ToldADataShortfallItKeepsOnlyPlansWhoseDataFitsAfterIt) {
+  CompileOptions options = on_tiles(1);
+  options.fp16_partials_anywhere = true;
+  const PlanSearch plain = search(staged_mlp(), options);
+  const std::int64_t interleaved = options.machine.interleaved.bytes();
+  const EstimateShortfall shortfall{0, 40'000};
+  ASSERT_TRUE(std::any_of(plain.front.begin(), plain.front.end(), [&](const PlanChoice& plan) {
+    return plan.estimate.data_bytes + shortfall.data > interleaved;
+  }));
+  const PlanSearch told = search(staged_mlp(), options, shortfall);
+  ASSERT_FALSE(told.front.empty());
+  for (const PlanChoice& plan : told.front)
+    EXPECT_LE(plan.estimate.data_bytes + shortfall.data, interleaved) << plan.chunks << " chunks";
 }
 
 bool same_plans(const PlanSearch& a, const PlanSearch& b) {
