@@ -163,17 +163,21 @@ class Driver {
     int attempts = 0;
     loop_candidates_.clear();
     std::optional<CompileResult> built;
+    const PlanChoice* built_choice = nullptr;
     std::vector<const PlanChoice*> rejected;
     for (const PlanChoice& choice : search.front) {
       if (order.exhausted()) break;
       if (!order.worth_building(choice.estimate.peak_bytes, &choice == &search.front.back())) continue;
       ++attempts;
-      if ((built = attempt(choice, machine))) break;
+      if ((built = attempt(choice, machine))) {
+        built_choice = &choice;
+        break;
+      }
       order.rejected(choice.estimate, last_rejected_peak_, last_rejected_data_);
       rejected.push_back(&choice);
     }
     if (const std::optional<EstimateShortfall> missed = order.least_missed())
-      if (std::optional<CompileResult> faster = search_again(group_sizes, *missed, rejected, built, machine))
+      if (std::optional<CompileResult> faster = search_again(group_sizes, *missed, rejected, built_choice, built, machine))
         return faster;
     if (built) return built;
     if (!loop_candidates_.empty()) {
@@ -195,17 +199,19 @@ class Driver {
   // and its plans not yet tried that are faster than `built` are built.
   std::optional<CompileResult> search_again(const std::vector<int>& group_sizes, const EstimateShortfall& missed,
                                             const std::vector<const PlanChoice*>& rejected,
-                                            std::optional<CompileResult>& built, const MachineModel& machine) {
+                                            const PlanChoice* built_choice, std::optional<CompileResult>& built,
+                                            const MachineModel& machine) {
     {
       Span span("construct_mid");
-      second_search_ = search_plans(chain_, candidates_, group_sizes, kLibraryEstimate, options_, missed);
+      second_search_ = search_plans(chain_, candidates_, group_sizes, kLibraryEstimate, options_,
+                                    SecondSearch{missed, built_choice ? built_choice->chunks : INT64_MAX});
     }
     log(fmt::format("search again, each estimate's peak {} bytes and data {} bytes higher: {} plans considered, {} "
                     "on the Pareto front",
                     missed.peak, missed.data, second_search_.plans_considered, second_search_.front.size()));
     int attempts = 0;
     for (const PlanChoice& choice : second_search_.front) {
-      if (built && choice.estimate.cycles >= built->search_estimated_cycles) break;
+      if (built_choice && choice.estimate.cycles >= built_choice->estimate.cycles) break;
       if (std::any_of(rejected.begin(), rejected.end(), [&](const PlanChoice* seen) { return seen->same_plan(choice); }))
         continue;
       if (attempts++ == AttemptOrder::kCalibratedAttempts) break;

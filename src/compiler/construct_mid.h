@@ -53,10 +53,18 @@ struct PlanSearch {
   std::int64_t plans_considered = 0;
 };
 
-// Told a shortfall, the search keeps only plans that fit after it.
+// What a second search is told: the least the plans built missed their
+// estimates by, and the most chunks worth searching (a plan built takes
+// that many; more chunks only cost cycles).
+struct SecondSearch {
+  EstimateShortfall missed;
+  std::int64_t most_chunks = INT64_MAX;
+};
+
+// A second search keeps only plans that fit after the shortfall.
 PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates,
                         const std::vector<int>& group_sizes, std::int64_t library_code_bytes,
-                        const CompileOptions& options, std::optional<EstimateShortfall> shortfall = std::nullopt);
+                        const CompileOptions& options, std::optional<SecondSearch> again = std::nullopt);
 
 MidProgram construct_mid(const Chain& chain, const GemmCandidates& candidates, const PlanChoice& choice,
                          const CompileOptions& options);

@@ -349,7 +349,7 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
                                  const std::map<int, std::vector<RowCandidate>>& row_options,
                                  const std::map<int, std::vector<AttentionCandidate>>& attention_options,
                                  int group_size, int groups, std::int64_t iterations, ChunkSize size, bool finest,
-                                 std::int64_t library_code_bytes, std::optional<EstimateShortfall> shortfall) {
+                                 std::int64_t library_code_bytes, const std::optional<SecondSearch>& again) {
   const auto [chunks, chunk_panels] = size;
   ChunkSizePlans result;
   LayoutTable layouts;
@@ -390,7 +390,7 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
     }
   }
   std::optional<MemoryBound> bound;
-  if (shortfall) bound.emplace(context, library_code_bytes, *shortfall);
+  if (again) bound.emplace(context, library_code_bytes, again->missed);
   for (Label& label : run_program(context, layouts, bound ? &*bound : nullptr)) {
     ++result.considered;
     PlanChoice choice;
@@ -441,15 +441,15 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
     // estimate (standard memory plus its data) is weighed like any
     // other, its data held as the driver's first attempts are: at most
     // a quarter over what interleaved memory holds.
-    // Told the shortfall, a search keeps only plans that fit after it.
+    // A second search keeps only plans that fit after the shortfall.
     const std::int64_t interleaved = options.machine.interleaved.bytes();
-    const EstimateShortfall missed = shortfall.value_or(EstimateShortfall{});
-    if (data > (choice.staged_weights && !shortfall ? AttemptOrder::plain_limit(interleaved)
+    const EstimateShortfall missed = again ? again->missed : EstimateShortfall{};
+    if (data > (choice.staged_weights && !again ? AttemptOrder::plain_limit(interleaved)
                                                     : interleaved - missed.data) ||
         code > options.machine.standard.bytes())
       continue;
     const bool fits = choice.estimate.peak_bytes + missed.peak <= options.budget();
-    if (shortfall && !fits) continue;
+    if (again && !fits) continue;
     result.fits |= fits;
     result.plans.push_back(std::move(choice));
   }
@@ -486,7 +486,7 @@ std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candid
 
 PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, const std::vector<int>& group_sizes,
                         std::int64_t library_code_bytes, const CompileOptions& options,
-                        std::optional<EstimateShortfall> shortfall) {
+                        std::optional<SecondSearch> again) {
   PlanSearch search;
   const int tiles = static_cast<int>(options.machine.tiles);
   const std::int64_t panels = ceil_div(chain.device_rows(), kPanelRows);
@@ -518,6 +518,7 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
     std::vector<ChunkSize> sizes;
     for (std::int64_t chunks = 1; chunks <= units_per_group; ++chunks) {
       if (options.chunks && chunks != *options.chunks) continue;
+      if (again && chunks > again->most_chunks) break;
       const std::int64_t chunk_panels = ceil_div(units_per_group, chunks) * unit;
       if (sizes.empty() || sizes.back().chunk_panels != chunk_panels) sizes.push_back({chunks, chunk_panels});
     }
@@ -534,7 +535,7 @@ PlanSearch search_plans(const Chain& chain, const GemmCandidates& candidates, co
         const ChunkSize size = sizes[next + i];
         results[i] = search_chunk_size(chain, candidates, options, row_options, attention_options, group_size, groups,
                                        iterations, size, size.chunks == units_per_group, library_code_bytes,
-                                       shortfall);
+                                       again);
       });
       next += wave;
       for (ChunkSizePlans& result : results) {

@@ -17,11 +17,11 @@ namespace tilec::compiler {
 namespace {
 
 PlanSearch search(const graph::Graph& graph, const CompileOptions& options,
-                  std::optional<EstimateShortfall> shortfall = std::nullopt) {
+                  std::optional<SecondSearch> again = std::nullopt) {
   const Chain chain = build_chain(graph);
   const std::vector<int> group_sizes = candidate_group_sizes(chain, options);
   const GemmCandidates candidates = gemm_candidates(chain, group_sizes, options);
-  return search_plans(chain, candidates, group_sizes, 2048, options, shortfall);
+  return search_plans(chain, candidates, group_sizes, 2048, options, again);
 }
 
 int fewest_chunks(const PlanSearch& found) {
@@ -97,7 +97,7 @@ TEST(PlanSearch, ToldAPeakShortfallItKeepsOnlyPlansThatFitAfterIt) {
   const PlanChoice& fastest = plain.front.front();
   options.budget_bytes = static_cast<std::uint32_t>(fastest.estimate.peak_bytes + 1000);
   const EstimateShortfall shortfall{1001, 0};
-  const PlanSearch told = search(graph, options, shortfall);
+  const PlanSearch told = search(graph, options, SecondSearch{shortfall});
   ASSERT_FALSE(told.front.empty());
   for (const PlanChoice& plan : told.front) {
     EXPECT_LE(plan.estimate.peak_bytes + shortfall.peak, options.budget()) << plan.chunks << " chunks";
@@ -118,10 +118,27 @@ TEST(PlanSearch, ToldADataShortfallItKeepsOnlyPlansWhoseDataFitsAfterIt) {
   ASSERT_TRUE(std::any_of(plain.front.begin(), plain.front.end(), [&](const PlanChoice& plan) {
     return plan.estimate.data_bytes + shortfall.data > interleaved;
   }));
-  const PlanSearch told = search(staged_mlp(), options, shortfall);
+  const PlanSearch told = search(staged_mlp(), options, SecondSearch{shortfall});
   ASSERT_FALSE(told.front.empty());
   for (const PlanChoice& plan : told.front)
     EXPECT_LE(plan.estimate.data_bytes + shortfall.data, interleaved) << plan.chunks << " chunks";
+}
+
+// A second search weighs no more chunks than the plan built takes: more
+// would only cost cycles.
+TEST(PlanSearch, ASecondSearchWeighsNoMoreChunksThanThePlanBuilt) {
+  const graph::Graph graph = long_mlp();
+  CompileOptions options = on_tiles(4);
+  options.budget_bytes = 32 * 1024;
+  const PlanSearch plain = search(graph, options);
+  int fewest = INT32_MAX;  // of the plans estimated to fit
+  for (const PlanChoice& plan : plain.front)
+    if (plan.estimate.peak_bytes <= options.budget()) fewest = std::min(fewest, plan.chunks);
+  ASSERT_TRUE(std::any_of(plain.front.begin(), plain.front.end(),
+                          [&](const PlanChoice& plan) { return plan.chunks > fewest; }));
+  const PlanSearch told = search(graph, options, SecondSearch{EstimateShortfall{}, fewest});
+  ASSERT_FALSE(told.front.empty());
+  for (const PlanChoice& plan : told.front) EXPECT_LE(plan.chunks, fewest);
 }
 
 bool same_plans(const PlanSearch& a, const PlanSearch& b) {
