@@ -204,7 +204,8 @@ class Driver {
     {
       Span span("construct_mid");
       second_search_ = search_plans(chain_, candidates_, group_sizes, kLibraryEstimate, options_,
-                                    SecondSearch{missed, built_choice ? built_choice->chunks : INT64_MAX});
+                                    built_choice ? SecondSearch{missed, built_choice->chunks, built_choice->estimate.cycles}
+                                                 : SecondSearch{missed});
     }
     log(fmt::format("search again, each estimate's peak {} bytes and data {} bytes higher: {} plans considered, {} "
                     "on the Pareto front",

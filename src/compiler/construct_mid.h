@@ -17,6 +17,7 @@
 #include "compiler/options.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,11 +55,13 @@ struct PlanSearch {
 };
 
 // What a second search is told: the least the plans built missed their
-// estimates by, and the most chunks worth searching (a plan built takes
-// that many; more chunks only cost cycles).
+// estimates by and, when a plan was built, the most chunks worth
+// searching (as many as it takes; more only cost cycles) and its
+// estimated cycles, which a plan must beat.
 struct SecondSearch {
   EstimateShortfall missed;
   std::int64_t most_chunks = INT64_MAX;
+  double cycles_to_beat = std::numeric_limits<double>::infinity();
 };
 
 // A second search keeps only plans that fit after the shortfall.

@@ -94,18 +94,20 @@ std::int64_t data_floor(const SearchContext& context) {
   return weights + working_set;
 }
 
-// A bound on the data any plan grown from a label keeps in interleaved
-// memory, for a search told how much its estimates miss the exact peak by:
-// labels that cannot fit are dropped before they take a place in a state.
-class MemoryBound {
+// A second search's bounds on the plans grown from a label: the data they
+// keep in interleaved memory and their peak, after the shortfall, and
+// their cycles against the plan built. Labels that cannot fit or cannot be
+// faster are dropped before they take a place in a state.
+class SecondSearchBound {
  public:
-  MemoryBound(const SearchContext& context, std::int64_t library_code_bytes, EstimateShortfall shortfall)
+  SecondSearchBound(const SearchContext& context, std::int64_t library_code_bytes, const SecondSearch& again)
       : after_(context.chain.steps.size()),
         iterations_(context.iterations),
         code_floor_(library_code_bytes + 2048),
         standard_(context.options.machine.standard.bytes()),
-        data_limit_(context.options.machine.interleaved.bytes() - shortfall.data),
-        peak_limit_(context.options.budget() - shortfall.peak) {
+        data_limit_(context.options.machine.interleaved.bytes() - again.missed.data),
+        peak_limit_(context.options.budget() - again.missed.peak),
+        cycles_limit_(again.cycles_to_beat / static_cast<double>(context.chunks)) {
     // What the GEMMs after each step add at least.
     for (const auto& [step, by_size] : context.candidates.by_step) {
       const GemmFloor least = gemm_floor(context, step);
@@ -119,9 +121,10 @@ class MemoryBound {
     }
   }
 
-  // Whether a plan grown from `label` (after step `index`) may still fit:
-  // each term below only grows as steps are added.
-  bool may_fit(const Label& label, int index) const {
+  // Whether a plan grown from `label` (after step `index`) may still fit
+  // and be faster: each term below only grows as steps are added.
+  bool worth_growing(const Label& label, int index) const {
+    if (label.cycles >= cycles_limit_) return false;
     const Floor& later = after_[static_cast<std::size_t>(index)];
     const std::int64_t code = code_floor_ + 8 * label.supervisor_bundles;
     const std::int64_t record = label.record_bytes + later.record;
@@ -141,11 +144,12 @@ class MemoryBound {
   };
   std::vector<Floor> after_;  // of the GEMM steps after each step
   std::int64_t iterations_, code_floor_, standard_, data_limit_, peak_limit_;
+  double cycles_limit_;  // a chunk's
 };
 
 // Runs the dynamic program for one group size and chunk size; returns the
-// labels at the end of the chain (with a bound, only those that may fit).
-std::vector<Label> run_program(const SearchContext& context, LayoutTable& layouts, const MemoryBound* bound) {
+// labels at the end of the chain (with bounds, only those within them).
+std::vector<Label> run_program(const SearchContext& context, LayoutTable& layouts, const SecondSearchBound* limits) {
   const Chain& chain = context.chain;
   std::map<State, std::vector<Label>> states;
   std::map<int, int> activation_layout;  // layouts of values read later (residuals, outputs)
@@ -192,7 +196,7 @@ std::vector<Label> run_program(const SearchContext& context, LayoutTable& layout
       const int entry = state.second;
       for (const Label& label : labels) {
         auto continue_with = [&](int layout, int entry_layout, Label grown) {
-          if (bound && !bound->may_fit(grown, index)) return;
+          if (limits && !limits->worth_growing(grown, index)) return;
           grown.layout_of[static_cast<std::size_t>(step.output)] = layout;
           for (int view : views[static_cast<std::size_t>(step.output)])
             grown.layout_of[static_cast<std::size_t>(view)] = view_layout(layout, view);
@@ -389,9 +393,9 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
       for (int spread : kInputSpreads) ids.stored_once.push_back(layouts.id(stored_once(input, spread)));
     }
   }
-  std::optional<MemoryBound> bound;
-  if (again) bound.emplace(context, library_code_bytes, again->missed);
-  for (Label& label : run_program(context, layouts, bound ? &*bound : nullptr)) {
+  std::optional<SecondSearchBound> limits;
+  if (again) limits.emplace(context, library_code_bytes, *again);
+  for (Label& label : run_program(context, layouts, limits ? &*limits : nullptr)) {
     ++result.considered;
     PlanChoice choice;
     choice.group_size = group_size;

@@ -141,6 +141,21 @@ TEST(PlanSearch, ASecondSearchWeighsNoMoreChunksThanThePlanBuilt) {
   for (const PlanChoice& plan : told.front) EXPECT_LE(plan.chunks, fewest);
 }
 
+// Told the estimated cycles of the plan built, a second search keeps only
+// plans estimated faster.
+TEST(PlanSearch, ASecondSearchKeepsOnlyPlansFasterThanThePlanBuilt) {
+  const graph::Graph graph = long_mlp();
+  const CompileOptions options = on_tiles(4);
+  const PlanSearch plain = search(graph, options);
+  ASSERT_GE(plain.front.size(), 3u);
+  const double to_beat = plain.front[plain.front.size() / 2].estimate.cycles;
+  SecondSearch again;
+  again.cycles_to_beat = to_beat;
+  const PlanSearch told = search(graph, options, again);
+  ASSERT_FALSE(told.front.empty());
+  for (const PlanChoice& plan : told.front) EXPECT_LT(plan.estimate.cycles, to_beat) << plan.chunks << " chunks";
+}
+
 bool same_plans(const PlanSearch& a, const PlanSearch& b) {
   if (a.front.size() != b.front.size() || a.plans_considered != b.plans_considered) return false;
   for (std::size_t i = 0; i < a.front.size(); ++i) {
