@@ -62,32 +62,35 @@ std::vector<int> entry_layouts(const SearchContext& context, int current) {
   return layouts;
 }
 
-// The least a GEMM step's candidates at this group size store: weights in
-// all, of one copy, of every iteration (which staging may move out), and
-// its working set (each the least of any candidate).
+// The least each GEMM step's candidates at this group size store (by step;
+// steps without candidates left out): weights in all, of one copy, of
+// every iteration (which staging may move out), and its working set, each
+// the least of any candidate.
 struct GemmFloor {
   std::int64_t weights = INT64_MAX, once = INT64_MAX, record = INT64_MAX, working_set = INT64_MAX;
 };
-GemmFloor gemm_floor(const SearchContext& context, int step) {
-  GemmFloor least;
-  for (const GemmCandidate& candidate : context.candidates.by_step.at(step).at(context.group_size)) {
-    Label alone;
-    add_gemm(context, step, candidate, -1, -1, alone);
-    least.weights = std::min(least.weights, alone.weight_bytes);
-    least.once = std::min(least.once, alone.weight_bytes - alone.record_bytes);
-    least.record = std::min(least.record, alone.record_bytes);
-    least.working_set = std::min(least.working_set, alone.activation_peak);
+std::map<int, GemmFloor> gemm_floors(const SearchContext& context) {
+  std::map<int, GemmFloor> floors;
+  for (const auto& [step, by_size] : context.candidates.by_step) {
+    GemmFloor least;
+    for (const GemmCandidate& candidate : by_size.at(context.group_size)) {
+      Label alone;
+      add_gemm(context, step, candidate, -1, -1, alone);
+      least.weights = std::min(least.weights, alone.weight_bytes);
+      least.once = std::min(least.once, alone.weight_bytes - alone.record_bytes);
+      least.record = std::min(least.record, alone.record_bytes);
+      least.working_set = std::min(least.working_set, alone.activation_peak);
+    }
+    if (least.weights != INT64_MAX) floors.emplace(step, least);
   }
-  return least;
+  return floors;
 }
 
 // The data any plan of this chunk size stores at least: each GEMM's least
 // weights, and the largest of the GEMMs' least working sets.
-std::int64_t data_floor(const SearchContext& context) {
+std::int64_t data_floor(const std::map<int, GemmFloor>& floors) {
   std::int64_t weights = 0, working_set = 0;
-  for (const auto& [step, by_size] : context.candidates.by_step) {
-    const GemmFloor least = gemm_floor(context, step);
-    if (least.weights == INT64_MAX) continue;
+  for (const auto& [step, least] : floors) {
     weights += least.weights;
     working_set = std::max(working_set, least.working_set);
   }
@@ -100,7 +103,8 @@ std::int64_t data_floor(const SearchContext& context) {
 // faster are dropped before they take a place in a state.
 class SecondSearchBound {
  public:
-  SecondSearchBound(const SearchContext& context, std::int64_t library_code_bytes, const SecondSearch& again)
+  SecondSearchBound(const SearchContext& context, const std::map<int, GemmFloor>& floors,
+                    std::int64_t library_code_bytes, const SecondSearch& again)
       : after_(context.chain.steps.size()),
         iterations_(context.iterations),
         code_floor_(library_code_bytes + 2048),
@@ -109,9 +113,7 @@ class SecondSearchBound {
         peak_limit_(context.options.budget() - again.missed.peak),
         cycles_limit_(again.cycles_to_beat / static_cast<double>(context.chunks)) {
     // What the GEMMs after each step add at least.
-    for (const auto& [step, by_size] : context.candidates.by_step) {
-      const GemmFloor least = gemm_floor(context, step);
-      if (least.weights == INT64_MAX) continue;
+    for (const auto& [step, least] : floors) {
       for (int before = 0; before < step; ++before) {
         Floor& floor = after_[static_cast<std::size_t>(before)];
         floor.once += least.once;
@@ -366,9 +368,8 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
                         group_size,     chunk_panels,      chunks,      iterations, step_costs};
   // A chunk size whose every plan the driver would not build is not
   // searched, unless it is the finest (the diagnostic's smallest plan).
-  if (!options.chunks && !finest &&
-      data_floor(context) > AttemptOrder::plain_limit(options.budget()))
-    return result;
+  const std::map<int, GemmFloor> floors = gemm_floors(context);
+  if (!options.chunks && !finest && data_floor(floors) > AttemptOrder::plain_limit(options.budget())) return result;
   result.searched = true;
   for (const auto& [step, list] : row_options) row_kept[step] = keep_row_candidates(context, step);
   for (const auto& [step, list] : attention_options) {
@@ -394,7 +395,7 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
     }
   }
   std::optional<SecondSearchBound> limits;
-  if (again) limits.emplace(context, library_code_bytes, *again);
+  if (again) limits.emplace(context, floors, library_code_bytes, *again);
   for (Label& label : run_program(context, layouts, limits ? &*limits : nullptr)) {
     ++result.considered;
     PlanChoice choice;
