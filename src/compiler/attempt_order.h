@@ -35,22 +35,22 @@ class AttemptOrder {
   // A plan built to `peak` bytes, `data` of them in interleaved memory,
   // did not fit.
   void rejected(const MidEstimate& estimate, std::int64_t peak, std::int64_t data) {
-    const EstimateShortfall missed{std::max<std::int64_t>(0, peak - estimate.peak_bytes),
-                                   std::max<std::int64_t>(0, data - estimate.data_bytes)};
-    least_missed_ = attempts_ ? EstimateShortfall{std::min(least_missed_.peak, missed.peak),
-                                                  std::min(least_missed_.data, missed.data)}
-                              : missed;
-    shortfall_ = attempts_ ? std::min(shortfall_, peak - estimate.peak_bytes) : peak - estimate.peak_bytes;
+    const std::int64_t peak_missed = peak - estimate.peak_bytes, data_missed = data - estimate.data_bytes;
+    shortfall_ = attempts_ ? std::min(shortfall_, peak_missed) : peak_missed;
+    data_shortfall_ = attempts_ ? std::min(data_shortfall_, data_missed) : data_missed;
     ++attempts_;
   }
+  // The least misses seen, never below zero (an estimate that was high
+  // does not lower the bar).
   std::optional<EstimateShortfall> least_missed() const {
-    return attempts_ ? std::optional<EstimateShortfall>(least_missed_) : std::nullopt;
+    if (!attempts_) return std::nullopt;
+    return EstimateShortfall{std::max<std::int64_t>(0, shortfall_), std::max<std::int64_t>(0, data_shortfall_)};
   }
 
  private:
   std::int64_t budget_;
-  std::int64_t shortfall_ = 0;  // may be negative: the rule of the later attempts
-  EstimateShortfall least_missed_;
+  std::int64_t shortfall_ = 0;  // of the peak; may be negative: the rule of the later attempts
+  std::int64_t data_shortfall_ = 0;
   int attempts_ = 0;
 };
 
