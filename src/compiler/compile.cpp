@@ -159,25 +159,23 @@ class Driver {
       search = search_plans(chain_, candidates_, group_sizes, kLibraryEstimate, options_);
     }
     log(fmt::format("search: {} plans considered, {} on the Pareto front", search.plans_considered, search.front.size()));
-    AttemptOrder order(options_.budget());
+    AttemptOrder order(chain_, options_.budget(), machine.interleaved.bytes());
     int attempts = 0;
     loop_candidates_.clear();
     std::optional<CompileResult> built;
     const PlanChoice* built_choice = nullptr;
-    std::vector<const PlanChoice*> rejected;
     for (const PlanChoice& choice : search.front) {
       if (order.exhausted()) break;
-      if (!order.worth_building(choice.estimate.peak_bytes, &choice == &search.front.back())) continue;
+      if (!order.worth_building(choice, &choice == &search.front.back())) continue;
       ++attempts;
       if ((built = attempt(choice, machine))) {
         built_choice = &choice;
         break;
       }
-      order.rejected(choice.estimate, last_rejected_peak_, last_rejected_data_);
-      rejected.push_back(&choice);
+      order.rejected(choice, last_rejected_peak_, last_rejected_data_);
     }
     if (const std::optional<EstimateShortfall> missed = order.least_missed())
-      if (std::optional<CompileResult> faster = search_again(group_sizes, *missed, rejected, built_choice, built, machine))
+      if (std::optional<CompileResult> faster = search_again(group_sizes, *missed, order, built_choice, built, machine))
         return faster;
     if (built) return built;
     if (!loop_candidates_.empty()) {
@@ -198,7 +196,7 @@ class Driver {
   // states keep labels that may fit in place of faster ones that cannot,
   // and its plans not yet tried that are faster than `built` are built.
   std::optional<CompileResult> search_again(const std::vector<int>& group_sizes, const EstimateShortfall& missed,
-                                            const std::vector<const PlanChoice*>& rejected,
+                                            AttemptOrder& order,
                                             const PlanChoice* built_choice, std::optional<CompileResult>& built,
                                             const MachineModel& machine) {
     {
@@ -213,10 +211,10 @@ class Driver {
     int attempts = 0;
     for (const PlanChoice& choice : second_search_.front) {
       if (built_choice && choice.estimate.cycles >= built_choice->estimate.cycles) break;
-      if (std::any_of(rejected.begin(), rejected.end(), [&](const PlanChoice* seen) { return seen->same_plan(choice); }))
-        continue;
+      if (order.tried(choice) || order.twin_sank(choice)) continue;
       if (attempts++ == AttemptOrder::kCalibratedAttempts) break;
       if (std::optional<CompileResult> faster = attempt(choice, machine)) return faster;
+      order.rejected(choice, last_rejected_peak_, last_rejected_data_);
     }
     if (built) {
       log(fmt::format("no faster plan fits; built: {}", built->plan));

@@ -44,6 +44,9 @@ struct PlanChoice {
     return group_size == other.group_size && chunks == other.chunks && step_choice == other.step_choice &&
            input_spread == other.input_spread && staged_weights == other.staged_weights;
   }
+  // The same plan but for the steps outside the repeat, which run once
+  // (with no repeat, the same plan).
+  bool same_repeat_body(const PlanChoice& other, const Chain& chain) const;
 };
 
 struct PlanSearch {

@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <tuple>
 
 namespace tilec::compiler {
@@ -462,6 +463,16 @@ ChunkSizePlans search_chunk_size(const Chain& chain, const GemmCandidates& candi
 }
 
 }  // namespace
+
+bool PlanChoice::same_repeat_body(const PlanChoice& other, const Chain& chain) const {
+  if (!chain.repeat) return same_plan(other);
+  const auto body = [&](const PlanChoice& plan) {
+    return std::span(plan.step_choice).subspan(static_cast<std::size_t>(chain.repeat->first_step),
+                                               static_cast<std::size_t>(chain.repeat->last_step - chain.repeat->first_step + 1));
+  };
+  return group_size == other.group_size && chunks == other.chunks && input_spread == other.input_spread &&
+         staged_weights == other.staged_weights && std::ranges::equal(body(*this), body(other));
+}
 
 std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candidates) const {
   std::string text = fmt::format("{} groups of {} tiles, {} chunk{}", groups, group_size, chunks, chunks == 1 ? "" : "s");
