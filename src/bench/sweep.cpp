@@ -7,10 +7,12 @@
 #include "graph/npy.h"
 #include "support/error.h"
 #include "support/number_text.h"
+#include "support/parallel.h"
 #include "target/machine_description.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <atomic>
@@ -65,16 +67,23 @@ class Sweep {
     write_reports();
 
     std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-      for (std::size_t i; (i = next++) < grid_.size() && !stopped_;) run_case_at(i);
-    };
     const int jobs = std::clamp(options_.jobs, 1, static_cast<int>(grid_.size()));
+    const int case_threads = threads_per_case(thread_count(), jobs);
+    std::atomic<int> observed_threads{0};
+    auto worker = [&] {
+      tbb::task_arena arena(case_threads);
+      arena.execute([&] {
+        observed_threads = tbb::this_task_arena::max_concurrency();
+        for (std::size_t i; (i = next++) < grid_.size() && !stopped_;) run_case_at(i);
+      });
+    };
     std::vector<std::thread> threads;
     for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
     worker();
     for (std::thread& thread : threads) thread.join();
     if (folder_error_) std::rethrow_exception(folder_error_);
 
+    result_.case_threads = observed_threads;
     result_.kept = kept_;
     result_.ran = ran_;
     for (std::optional<CaseReport>& report : reports_)
@@ -322,6 +331,13 @@ std::vector<SweepOptions::Machine> machine_grid(const std::vector<std::string>& 
     }
   if (machines.size() == 1) machines.front().label.clear();
   return machines;
+}
+
+int threads_per_case(int threads, int jobs) { return std::max(1, threads / std::max(1, jobs)); }
+
+int default_jobs(int threads, std::uint64_t available_kib) {
+  const std::uint64_t by_memory = available_kib / (1536 * 1024);
+  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads / 2, by_memory)));
 }
 
 SweepResult run_sweep(const SweepOptions& options) { return Sweep(options).run(); }

@@ -89,7 +89,20 @@ struct SweepResult {
   int kept = 0;                   // found finished in the folder
   int ran = 0;
   double wall_seconds = 0;
+  int case_threads = 0;  // host threads each case could use
 };
+
+// The host threads each of `jobs` cases run at once may use, of `threads`:
+// an even share, at least one, so that no case's compile or simulation is
+// timed while it shares cores with another's.
+int threads_per_case(int threads, int jobs);
+
+// The cases a sweep runs at once by default, of `threads` host threads and
+// `available_kib` of host memory: one for every two threads, so that each
+// compiles and simulates on two (a compile on one takes about twice as
+// long), and no more than memory holds at about 1.5 GB a full-chip case;
+// at least one.
+int default_jobs(int threads, std::uint64_t available_kib);
 
 // Runs the sweep. A case's failure never stops the others; only a problem
 // with the folder itself (cannot create or write it) throws.

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "support/error.h"
 #include "support/output_path.h"
+#include "support/parallel.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,7 +25,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <thread>
 
 namespace tilec::cli {
 
@@ -64,18 +64,16 @@ std::int64_t positive(const std::string& flag, const std::string& text) {
   return value;
 }
 
-// Cases that fit in memory at once: a full-chip device takes about 1 GB of
-// host memory, and every case also holds its data and package.
-int automatic_jobs() {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// The host's available memory (0 when unknown).
+std::uint64_t available_kib() {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
   std::uint64_t kib = 0;
   while (meminfo >> key >> kib) {
-    if (key == "MemAvailable:") return std::clamp(static_cast<int>(kib / (1536 * 1024)), 1, cores);
+    if (key == "MemAvailable:") return kib;
     meminfo.ignore(256, '\n');
   }
-  return 1;
+  return 0;
 }
 
 // "ipu21:tiles=1216,exchange-bytes=8,ipu1" -> {"ipu21:tiles=1216,exchange-bytes=8", "ipu1"}: a piece
@@ -142,7 +140,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
     options.budgets_kib.push_back(kib);
   }
   options.out_directory = flags.out;
-  options.jobs = flags.jobs == "auto" ? automatic_jobs() : static_cast<int>(positive("--jobs", flags.jobs));
+  options.jobs = flags.jobs == "auto" ? bench::default_jobs(thread_count(), available_kib()) : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
   options.max_cycles = flags.max_cycles;
   options.fp16_partials = flags.fp16_partials;
@@ -166,8 +164,10 @@ void bench_sweep(const BenchFlags& flags) {
   const bench::SweepResult result = bench::run_sweep(options);
   const std::string report_path = options.out_directory + "/report.json";
   fmt::print("{}", bench::report_markdown(result.cases, fmt::format("tilec sweep ({})", report_path)));
-  fmt::print("\n{} cases: {} run, {} kept from an earlier sweep; {:.1f} s; wrote {}, {}/report.md and report.html\n",
-             result.cases.size(), result.ran, result.kept, result.wall_seconds, report_path, options.out_directory);
+  fmt::print("\n{} cases: {} run, {} kept from an earlier sweep; {:.1f} s, {} host thread{} a case; wrote {}, "
+             "{}/report.md and report.html\n",
+             result.cases.size(), result.ran, result.kept, result.wall_seconds, result.case_threads,
+             result.case_threads == 1 ? "" : "s", report_path, options.out_directory);
   if (!flags.compare.empty()) {
     fmt::print("\n{}", bench::compare_markdown(old_cases, result.cases, flags.compare, report_path));
     // The page again, with the older report's figures on the same axes.
@@ -262,8 +262,8 @@ void add_bench_command(CLI::App& app) {
       ->type_name("FIELD=V,V");
   command->add_option("--out", f.out, "Output folder (default out/sweep)")->type_name("DIR");
   command->add_option("--jobs", f.jobs,
-                      "Cases run at once (default auto: the cores, as far as host memory allows about 1.5 GB "
-                      "per case)")
+                      "Cases run at once (default auto: one for every two host threads, as far as host memory "
+                      "allows about 1.5 GB per case); each case takes an even share of the threads")
       ->type_name("N");
   add_fp16_partials_flag(*command, f.fp16_partials);
   add_max_cycles_flag(*command, f.max_cycles);

@@ -3,6 +3,7 @@
 #include "bench/sweep.h"
 #include "graph/npy.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -346,6 +347,32 @@ TEST(Sweep, ParallelCasesGiveTheSameFigures) {
     EXPECT_EQ(one.cases[i].cycles, three.cases[i].cycles);
     EXPECT_EQ(one.cases[i].maximum_absolute_error, three.cases[i].maximum_absolute_error);
   }
+}
+
+// Cases run at once share the host's threads evenly, so that no case is
+// timed against another's work.
+TEST(Sweep, EachCaseRunAtOnceTakesAnEvenShareOfTheThreads) {
+  EXPECT_EQ(threads_per_case(2, 2), 1);
+  EXPECT_EQ(threads_per_case(8, 3), 2);
+  EXPECT_EQ(threads_per_case(1, 4), 1);
+  EXPECT_EQ(threads_per_case(6, 1), 6);
+  SweepOptions options = tiny_sweep(fresh_directory("shares"));
+  options.jobs = 2;
+  EXPECT_EQ(run_sweep(options).case_threads, threads_per_case(thread_count(), 2));
+  options.jobs = 1;
+  options.force = true;
+  EXPECT_EQ(run_sweep(options).case_threads, thread_count());
+}
+
+// By default a case for every two threads, as far as memory holds 1.5 GB
+// a case, at least one.
+TEST(Sweep, DefaultJobsGiveEachCaseTwoThreadsAndItsMemory) {
+  constexpr std::uint64_t kGiB = 1024 * 1024;
+  EXPECT_EQ(default_jobs(2, 64 * kGiB), 1);
+  EXPECT_EQ(default_jobs(1, 64 * kGiB), 1);
+  EXPECT_EQ(default_jobs(16, 64 * kGiB), 8);
+  EXPECT_EQ(default_jobs(16, 6 * kGiB), 4);
+  EXPECT_EQ(default_jobs(16, 0), 1);
 }
 
 TEST(Sweep, AFailingCaseDoesNotStopTheOthers) {

@@ -64,6 +64,7 @@ TEST(BenchCommand, ReportHasTheReferenceSchema) {
   EXPECT_THAT(markdown, HasSubstr("| fp8-b1-n1-default | pass | "));
   EXPECT_THAT(run.out, HasSubstr("| fp8-b2-n1-4k | planner-rejected | "));
   EXPECT_THAT(run.out, HasSubstr("4 cases: 4 run, 0 kept from an earlier sweep; "));
+  EXPECT_THAT(run.out, HasSubstr(" a case; wrote "));
   // Progress on stderr, a few lines per case.
   EXPECT_THAT(run.err, HasSubstr("bench [1/4] fp8-b1-n1-default: compile (+"));
   EXPECT_THAT(run.err, HasSubstr("bench [4/4] fp8-b2-n1-4k: planner-rejected"));
