@@ -140,7 +140,8 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
     options.budgets_kib.push_back(kib);
   }
   options.out_directory = flags.out;
-  options.jobs = flags.jobs == "auto" ? bench::default_jobs(thread_count(), available_kib()) : static_cast<int>(positive("--jobs", flags.jobs));
+  options.jobs = flags.jobs == "auto" ? bench::default_jobs(thread_count(), available_kib())
+                                      : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
   options.max_cycles = flags.max_cycles;
   options.fp16_partials = flags.fp16_partials;

@@ -367,11 +367,11 @@ TEST(Sweep, EachCaseRunAtOnceTakesAnEvenShareOfTheThreads) {
 // By default a case for every two threads, as far as memory holds 1.5 GB
 // a case, at least one.
 TEST(Sweep, DefaultJobsGiveEachCaseTwoThreadsAndItsMemory) {
-  constexpr std::uint64_t kGiB = 1024 * 1024;
-  EXPECT_EQ(default_jobs(2, 64 * kGiB), 1);
-  EXPECT_EQ(default_jobs(1, 64 * kGiB), 1);
-  EXPECT_EQ(default_jobs(16, 64 * kGiB), 8);
-  EXPECT_EQ(default_jobs(16, 6 * kGiB), 4);
+  constexpr std::uint64_t kGibibyteInKib = 1024 * 1024;
+  EXPECT_EQ(default_jobs(2, 64 * kGibibyteInKib), 1);
+  EXPECT_EQ(default_jobs(1, 64 * kGibibyteInKib), 1);
+  EXPECT_EQ(default_jobs(16, 64 * kGibibyteInKib), 8);
+  EXPECT_EQ(default_jobs(16, 6 * kGibibyteInKib), 4);
   EXPECT_EQ(default_jobs(16, 0), 1);
 }
 
