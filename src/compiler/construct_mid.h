@@ -40,13 +40,17 @@ struct PlanChoice {
 
   std::string summary(const Chain& chain, const GemmCandidates& candidates) const;
   // The same plan, whatever its estimate.
-  bool same_plan(const PlanChoice& other) const {
-    return group_size == other.group_size && chunks == other.chunks && step_choice == other.step_choice &&
-           input_spread == other.input_spread && staged_weights == other.staged_weights;
-  }
+  bool same_plan(const PlanChoice& other) const { return same_frame(other) && step_choice == other.step_choice; }
   // The same plan but for the steps outside the repeat, which run once
   // (with no repeat, the same plan).
   bool same_repeat_body(const PlanChoice& other, const Chain& chain) const;
+
+ private:
+  // The same tiles, chunks, input spread and staging.
+  bool same_frame(const PlanChoice& other) const {
+    return group_size == other.group_size && chunks == other.chunks && input_spread == other.input_spread &&
+           staged_weights == other.staged_weights;
+  }
 };
 
 struct PlanSearch {

@@ -469,8 +469,7 @@ bool PlanChoice::same_repeat_body(const PlanChoice& other, const Chain& chain) c
   const auto first = static_cast<std::size_t>(chain.repeat->first_step);
   const auto steps = static_cast<std::size_t>(chain.repeat->last_step - chain.repeat->first_step + 1);
   const auto body = [&](const PlanChoice& plan) { return std::span(plan.step_choice).subspan(first, steps); };
-  return group_size == other.group_size && chunks == other.chunks && input_spread == other.input_spread &&
-         staged_weights == other.staged_weights && std::ranges::equal(body(*this), body(other));
+  return same_frame(other) && std::ranges::equal(body(*this), body(other));
 }
 
 std::string PlanChoice::summary(const Chain& chain, const GemmCandidates& candidates) const {
