@@ -287,7 +287,9 @@ TEST(Summary, RealRunAddsUp) {
   std::uint64_t op_bytes = 0, bytes_sent = 0;
   for (const OpTotal& op : summary.ops) {
     op_bytes += op.exchange_bytes;
-    if (op.name.empty()) EXPECT_EQ(op.sends, 0u) << "a send served no op";
+    if (op.name.empty()) {
+      EXPECT_EQ(op.sends, 0u) << "a send served no op";
+    }
   }
   for (const sim::TileStats& stats : profile.tile_stats) bytes_sent += stats.bytes_sent;
   EXPECT_EQ(op_bytes, bytes_sent);
