@@ -40,8 +40,41 @@ class Interpreter {
 
  private:
   static Buffer source(const Graph& graph, const Op& op, const TensorMap& sources) {
-    const std::vector<float> stored = sources.at(op.name).to_floats();  // decoded exactly
+    const Tensor& tensor = sources.at(op.name);
+    if (read_as_sequence_only(graph, op.results[0])) return Buffer{graph.type(op.results[0]), nullptr, &tensor};
+    const std::vector<float> stored = tensor.to_floats();  // decoded exactly
     return Buffer{graph.type(op.results[0]), std::make_shared<const Values>(stored.begin(), stored.end())};
+  }
+
+  // Whether every op reading `id` is a repeat taking it as a sequence
+  // operand (and it is no output of the graph).
+  static bool read_as_sequence_only(const Graph& graph, ValueId id) {
+    for (const auto& [name, output] : graph.outputs)
+      if (output == id) return false;
+    bool read = false;
+    for (const Op& op : graph.ops)
+      for (std::size_t i = 0; i < op.operands.size(); ++i) {
+        if (op.operands[i] != id) continue;
+        const auto carried = static_cast<std::size_t>(op.signature.carried);
+        if (op.kind != OpKind::Repeat || i < carried || i >= carried + static_cast<std::size_t>(op.signature.sequence))
+          return false;
+        read = true;
+      }
+    return read;
+  }
+
+  // Iteration `iteration`'s slice of sequence operand `operand` (its
+  // leading axis dropped), decoded from the stored tensor when it is kept so.
+  static Buffer sequence_slice(const Buffer& operand, std::int64_t iteration) {
+    TensorType type = operand.type;
+    type.shape.erase(type.shape.begin());
+    const std::int64_t size = type.elements();
+    if (operand.stored) {
+      const std::vector<float> stored = operand.stored->to_floats(iteration * size, size);
+      return Buffer{type, std::make_shared<const Values>(stored.begin(), stored.end())};
+    }
+    std::span<const T> part = slice(operand, iteration * size, size);
+    return Buffer{type, std::make_shared<const Values>(part.begin(), part.end())};
   }
 
   // The K order of gemm op `name`: the summation order's split when it
@@ -147,16 +180,8 @@ class Interpreter {
     for (std::int64_t iteration = 0; iteration < op.count; ++iteration) {
       std::vector<Buffer> arguments = state;
       for (std::size_t i = carried; i < operands.size(); ++i) {
-        if (i >= sequence_end) {
-          arguments.push_back(operands[i]);
-          continue;
-        }
         // Iteration `iteration` sees slice `iteration` of the leading axis.
-        TensorType type = operands[i].type;
-        type.shape.erase(type.shape.begin());
-        const std::int64_t size = type.elements();
-        std::span<const T> part = slice(operands[i], iteration * size, size);
-        arguments.push_back(Buffer{type, std::make_shared<const Values>(part.begin(), part.end())});
+        arguments.push_back(i >= sequence_end ? operands[i] : sequence_slice(operands[i], iteration));
       }
       state = run(*op.body, arguments, nullptr, fmt::format("{}{}[{}].", prefix, op.name, iteration),
                   scope + op.name + ".");

@@ -5,7 +5,9 @@
 // rounds its result once to the result's storage type (round_to_storage), as
 // the device stores it. Inside an op nothing else is rounded: attention keeps
 // its scores and probabilities in FP32. A repeat runs its body `count` times
-// (iteration i sees slice i of each sequence operand); it is never unrolled.
+// (iteration i sees slice i of each sequence operand); it is never unrolled,
+// and a source only repeats read as a sequence (a tower's stacked weights)
+// is decoded slice by slice as iterations need it, not whole.
 // Results are bit-identical for any host thread count.
 #pragma once
 

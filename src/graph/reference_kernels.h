@@ -29,11 +29,15 @@ using Values = std::vector<T>;
 
 // A value during interpretation: its elements, rounded to its storage type
 // in the FP32 reference. Shared, because carried and invariant values pass
-// into every iteration unchanged.
+// into every iteration unchanged. A source that only repeats read, as a
+// sequence operand, keeps its stored tensor instead (`data` null) and is
+// decoded one iteration's slice at a time: a tower's stacked weights
+// would take 4 or 8 bytes an element decoded whole.
 template <typename T>
 struct Buffer {
   TensorType type;
   std::shared_ptr<const Values<T>> data;
+  const Tensor* stored = nullptr;
 };
 
 inline std::int64_t product(const Shape& shape) {

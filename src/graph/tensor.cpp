@@ -64,23 +64,28 @@ float Tensor::at(std::int64_t flat_index) const {
   }
 }
 
-std::vector<float> Tensor::to_floats() const {
+std::vector<float> Tensor::to_floats() const { return to_floats(0, elements()); }
+
+std::vector<float> Tensor::to_floats(std::int64_t first, std::int64_t count) const {
+  TILEC_CHECK(first >= 0 && count >= 0 && first + count <= elements(), "elements [{}, {}) of a {} tensor", first,
+              first + count, type_text(type));
   std::vector<float> values;
-  host_allocation(static_cast<std::uint64_t>(elements()) * sizeof(float), "the values of a " + type_text(type) + " tensor",
-                  [&] { values.resize(static_cast<std::size_t>(elements())); });
+  host_allocation(static_cast<std::uint64_t>(count) * sizeof(float), "the values of a " + type_text(type) + " tensor",
+                  [&] { values.resize(static_cast<std::size_t>(count)); });
+  const auto begin = static_cast<std::size_t>(first);
   switch (type.storage.element) {
     case ElementType::F32:
-      if (!values.empty()) std::memcpy(values.data(), bytes.data(), 4 * values.size());
+      if (!values.empty()) std::memcpy(values.data(), bytes.data() + 4 * begin, 4 * values.size());
       break;
     case ElementType::F16: {
       std::vector<std::uint16_t> halves(values.size());
-      if (!halves.empty()) std::memcpy(halves.data(), bytes.data(), 2 * halves.size());
+      if (!halves.empty()) std::memcpy(halves.data(), bytes.data() + 2 * begin, 2 * halves.size());
       halves_to_floats(halves.data(), values);
       break;
     }
     default:
       for (std::size_t i = 0; i < values.size(); ++i)
-        values[i] = fp8_to_float(bytes[i], type.storage.element, type.storage.scale);
+        values[i] = fp8_to_float(bytes[begin + i], type.storage.element, type.storage.scale);
   }
   return values;
 }

@@ -24,6 +24,8 @@ struct Tensor {
   std::int64_t elements() const { return type.elements(); }
   // Decoded values, FP8 scale applied.
   std::vector<float> to_floats() const;
+  // Decoded values of elements [first, first + count) in flat order.
+  std::vector<float> to_floats(std::int64_t first, std::int64_t count) const;
   float at(std::int64_t flat_index) const;
 };
 

@@ -176,12 +176,14 @@ ValueId block(GraphBuilder& g, ValueId in, ValueId w, ValueId bias, const std::s
   return g.add("y" + suffix, g.gelu("g" + suffix, h), bias, kF16);
 }
 
-// The three blocks as one repeat over a stacked W [3, 3, 3].
-Graph three_blocks() {
+// The three blocks as one repeat over a stacked W [3, 3, 3]; with
+// `w_read_outside`, a second output "w_sum" reads W too.
+Graph three_blocks(StorageType w_storage = kF32, bool w_read_outside = false) {
   GraphBuilder b;
   ValueId x = b.input("x", {{2, 3}, kF16});
-  ValueId w = b.parameter("W", {{3, 3, 3}, kF32});
+  ValueId w = b.parameter("W", {{3, 3, 3}, w_storage});
   ValueId bias = b.parameter("bias", {{3}, kF32});
+  if (w_read_outside) b.output("w_sum", b.reduce(OpKind::ReduceSum, "w_sum", w, {0, 1, 2}, false, kF32));
   ValueId y = b.repeat("blocks", 3, {.carried = {x}, .sequence = {w}, .invariant = {bias}},
                        [&](GraphBuilder& body, const std::vector<ValueId>& args) {
                          return std::vector<ValueId>{block(body, args[0], args[1], args[2], "")};
@@ -248,6 +250,48 @@ TEST(Reference, RepeatEqualsTheOpsWrittenOut) {
     reversed.insert(reversed.end(), stacked.begin() + 9 * i, stacked.begin() + 9 * i + 9);
   EXPECT_NE(run_single(three_blocks(), {{"x", x}, {"W", tensor({3, 3, 3}, reversed)}, {"bias", bias}}),
             by_repeat);
+}
+
+// A range decodes as those elements of the whole tensor, in each storage
+// type; a range past the end is an internal error, not a wild read.
+TEST(Tensor, DecodesAnyRangeOfItsElements) {
+  std::vector<float> values(10);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.75f - 3.0f;
+  for (const StorageType storage : {kF32, kF16, StorageType{ElementType::F143, 2}, StorageType{ElementType::F152, -1}}) {
+    const Tensor whole = tensor({2, 5}, values, storage);
+    const std::vector<float> all = whole.to_floats();
+    for (std::int64_t first : {0, 3, 9, 10})
+      for (const std::int64_t count : {std::int64_t{0}, std::min<std::int64_t>(1, 10 - first), 10 - first})
+        EXPECT_EQ(whole.to_floats(first, count),
+                  std::vector<float>(all.begin() + first, all.begin() + first + count))
+            << element_type_name(storage.element) << " [" << first << ", +" << count << ")";
+    EXPECT_THROW((void)whole.to_floats(8, 3), Error);
+    EXPECT_THROW((void)whole.to_floats(-1, 1), Error);
+  }
+}
+
+// A stacked parameter that only the repeat reads is decoded one slice at a
+// time from its stored bits; one read whole elsewhere is decoded whole. In
+// every storage type both give every iteration the same slice.
+TEST(Reference, StackedParametersDecodedBySliceOrWholeAgree) {
+  std::vector<float> stacked(27);
+  for (std::size_t i = 0; i < stacked.size(); ++i)
+    stacked[i] = static_cast<float>((i * 5) % 13) / 10.0f - 0.55f;
+  const Tensor x = tensor({2, 3}, {0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f}, kF16);
+  const Tensor bias = tensor({3}, {0.1f, -0.2f, 0.3f});
+  for (const StorageType storage : {kF32, kF16, StorageType{ElementType::F143, -3}, StorageType{ElementType::F152, 1}}) {
+    const TensorMap tensors{{"x", x}, {"W", tensor({3, 3, 3}, stacked, storage)}, {"bias", bias}};
+    const std::vector<float> by_slice = run_single(three_blocks(storage), tensors);
+    const std::vector<float> whole = run_single(three_blocks(storage, true), tensors);
+    EXPECT_EQ(by_slice, whole) << element_type_name(storage.element);
+    EXPECT_EQ(run_single(three_blocks(storage, true), tensors, "w_sum").size(), 1u);
+    // The slices differ, so a wrong one would show.
+    std::vector<float> reversed;
+    for (int i = 2; i >= 0; --i)
+      reversed.insert(reversed.end(), stacked.begin() + 9 * i, stacked.begin() + 9 * i + 9);
+    EXPECT_NE(run_single(three_blocks(storage), {{"x", x}, {"W", tensor({3, 3, 3}, reversed, storage)}, {"bias", bias}}),
+              by_slice);
+  }
 }
 
 // Every output element of patchify, found from the definition: patch
