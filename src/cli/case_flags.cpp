@@ -97,7 +97,6 @@ GraphSource load_graph_source(const CLI::App& command, const std::string& graph_
     if (with_data && inputs_dir.empty()) {
       source.workload = std::make_shared<bench::WorkloadData>(workload.workload, options);
       source.graph = source.workload->graph();
-      source.data = source.workload->data();
     } else {
       source.graph = graph::build_workload(workload.workload, options);
     }

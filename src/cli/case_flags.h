@@ -5,6 +5,7 @@
 
 #include "bench/case_report.h"
 #include "bench/verify.h"
+#include "bench/workload_data.h"
 #include "cli/workload_flags.h"
 #include "compiler/options.h"
 #include "graph/graph.h"
@@ -49,11 +50,14 @@ compiler::CompileOptions compile_options(const TargetFlags& flags, const std::st
 // (built-in data, or read from --inputs), and the case's identity.
 struct GraphSource {
   graph::Graph graph;
-  graph::TensorMap data;                      // empty when not asked for
-  // Set for a built-in workload's own data (it holds the data and computes
-  // the reference).
+  graph::TensorMap data;                      // a graph file's or --inputs data; empty when not asked for
+  // Set for a built-in workload's own data (it holds the data, not copied
+  // into `data`, and computes the reference).
   std::shared_ptr<bench::WorkloadData> workload;
   bench::CaseReport identity;                 // name, batch, blocks or layers and head, precision, workload
+
+  // The inputs and parameters: the workload's own, or `data`.
+  const graph::TensorMap& tensors() const { return workload ? workload->data() : data; }
 };
 
 // GRAPH file or --workload NAME (one of them). With `with_data`, also the

@@ -125,7 +125,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   bench::CaseRequest request;
   request.identity = source.identity;
   request.graph = &source.graph;
-  request.data = &source.data;
+  request.data = &source.tensors();
   request.compile = options;
   request.package = package ? &*package : nullptr;
   request.profile_directory = flags.profile_dir;
@@ -134,7 +134,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   std::optional<bench::ReferenceOutputs> reference;
   request.reference = [&]() -> const bench::ReferenceOutputs& {
     if (source.workload) return source.workload->reference();
-    if (!reference) reference = bench::compute_reference(source.graph, source.data);
+    if (!reference) reference = bench::compute_reference(source.graph, source.tensors());
     return *reference;
   };
   Progress progress(flags.progress);
