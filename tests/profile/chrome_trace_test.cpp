@@ -66,8 +66,9 @@ TEST(ChromeTrace, HoldsEveryEventOfARealRun) {
       EXPECT_DOUBLE_EQ(out["dur"].get<double>(), static_cast<double>(event.end - event.begin) * microseconds_per_cycle);
       EXPECT_EQ(out["args"]["begin_cycle"], event.begin);
       EXPECT_EQ(out["args"]["end_cycle"], event.end);
-      if (event.kind == sim::ProfileEventKind::WorkerKernel && event.op != sim::kNoOpLabel)
+      if (event.kind == sim::ProfileEventKind::WorkerKernel && event.op != sim::kNoOpLabel) {
         EXPECT_EQ(out["args"]["op"], profile.events.labels[event.op]);
+      }
     }
   }
 }
@@ -204,7 +205,7 @@ TEST(ChromeTrace, AutoTurnsToColumnsPastItsLimit) {
   options.auto_limit_bytes = 1000;
   const ChromeTrace trace = chrome_trace(profile, options);
   EXPECT_EQ(trace.tracks, ChromeTraceOptions::Tracks::Columns);
-  EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(trace.json)));
+  EXPECT_NO_THROW({ const nlohmann::json parsed = nlohmann::json::parse(trace.json); });
 }
 
 }  // namespace

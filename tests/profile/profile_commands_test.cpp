@@ -166,7 +166,9 @@ TEST(ProfileCommands, CompareOfARunWithItselfChangesNothing) {
     ASSERT_FALSE(report[section].empty()) << section;
     for (const nlohmann::json& row : report[section]) {
       EXPECT_EQ(row["delta"], 0.0) << section << " " << row["name"];
-      if (row["a"] != 0.0) EXPECT_EQ(row["ratio"], 1.0) << section << " " << row["name"];
+      if (row["a"] != 0.0) {
+        EXPECT_EQ(row["ratio"], 1.0) << section << " " << row["name"];
+      }
     }
   }
   EXPECT_THAT(testing::read_text(html), HasSubstr("<table id=\"ops\">"));
