@@ -123,6 +123,7 @@ ordered_json case_json(const CaseReport& report) {
   json["referenceSeconds"] = optional_json(rounded_seconds(report.reference_seconds));
   json["exactReferenceSeconds"] = optional_json(rounded_seconds(report.exact_reference_seconds));
   json["planOrderReferenceSeconds"] = optional_json(rounded_seconds(report.plan_order_reference_seconds));
+  json["peakRssBytes"] = optional_json(report.peak_rss_bytes);
   json["plan"] = report.plan;
   json["profile"] = report.profile;
   json["key"] = report.key ? key_json(*report.key) : ordered_json(nullptr);
@@ -187,6 +188,7 @@ CaseReport case_from_json(const ordered_json& json, const std::string& source) {
   report.reference_seconds = named.optional<double>("referenceSeconds");
   report.exact_reference_seconds = named.optional<double>("exactReferenceSeconds");
   report.plan_order_reference_seconds = named.optional<double>("planOrderReferenceSeconds");
+  report.peak_rss_bytes = named.optional<std::uint64_t>("peakRssBytes");
   report.plan = named.optional<std::string>("plan").value_or("");
   report.profile = named.optional<std::string>("profile").value_or("");
   if (const auto key = json.find("key"); key != json.end() && !key->is_null()) {
@@ -278,11 +280,11 @@ std::string report_markdown(const std::vector<CaseReport>& cases, const std::str
   std::string text = fmt::format("# {}\n\n", title);
   text +=
       "| case | status | cycles | µs | efficiency | max abs error | max rel error | bit exact | exact abs error | "
-      "precision abs error | peak tile bytes | compile s | simulate s | wall s |\n"
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "precision abs error | peak tile bytes | compile s | simulate s | wall s | peak RSS |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const CaseReport& report : cases) {
     const std::string name = report.profile.empty() ? report.name : fmt::format("[{}]({})", report.name, report.profile);
-    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} |\n", name,
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} |\n", name,
                         report.status, cycles_text(report.cycles),
                         report.device_microseconds ? fmt::format("{:.1f}", *report.device_microseconds) : "-",
                         report.efficiency ? fmt::format("{:.1f}%", *report.efficiency * 100) : "-",
@@ -292,7 +294,8 @@ std::string report_markdown(const std::vector<CaseReport>& cases, const std::str
                         report.peak_tile_bytes ? grouped(*report.peak_tile_bytes) : "-",
                         report.compile_seconds ? fmt::format("{:.2f}", *report.compile_seconds) : "-",
                         report.simulate_seconds ? fmt::format("{:.2f}", *report.simulate_seconds) : "-",
-                        report.wall_seconds);
+                        report.wall_seconds,
+                        report.peak_rss_bytes ? memory_text(*report.peak_rss_bytes) : "-");
   }
   text += machines_markdown(cases);
   for (const CaseReport& report : cases) {

@@ -76,6 +76,9 @@ struct CaseReport {
   std::optional<std::int64_t> differing_elements;
   std::optional<double> compile_seconds, simulate_seconds, reference_seconds, exact_reference_seconds;
   std::optional<double> plan_order_reference_seconds;
+  // The process's peak resident memory while the case ran, in bytes: set
+  // when the case ran alone in the process (CaseRequest::measure_peak_resident).
+  std::optional<std::uint64_t> peak_rss_bytes;
   std::string plan;
   std::string profile;  // the profile page, relative to the report's folder
   // What produced the figures (set once the case has started), and the

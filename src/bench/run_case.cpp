@@ -1,3 +1,4 @@
+#include "support/host_memory.h"
 #include "support/number_text.h"
 #include "bench/run_case.h"
 
@@ -51,6 +52,8 @@ class CaseRunner {
   }
 
   CaseOutcome run() {
+    // Where the host refuses a restart, the mark covers the process so far.
+    if (request_.measure_peak_resident) restart_peak_resident();
     {
       TimelineScope scope(timeline_);
       try {
@@ -69,6 +72,7 @@ class CaseRunner {
     report.stages = stage_times(timeline_);
     outcome_.spans = timeline_.records();
     report.wall_seconds = elapsed();
+    if (request_.measure_peak_resident) report.peak_rss_bytes = peak_resident_bytes();
     report.returncode = outcome_.error ? outcome_.error->exit_code() : 0;
     if (!report.passed()) {
       std::vector<std::string> lines = span_lines(timeline_);

@@ -60,6 +60,10 @@ struct CaseRequest {
   std::function<void(std::string_view stage, double elapsed)> on_stage;
   // Called with the cycles simulated so far (sim::SimOptions::on_progress).
   std::function<void(std::uint64_t cycles)> on_cycles;
+  // Set when nothing else runs in the process meanwhile: the report gives
+  // the process's peak resident memory over the case (peakRssBytes), the
+  // mark restarted as the case begins.
+  bool measure_peak_resident = false;
 };
 
 struct CaseOutcome {

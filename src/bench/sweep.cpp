@@ -6,6 +6,7 @@
 #include "compiler/compile.h"
 #include "graph/npy.h"
 #include "support/error.h"
+#include "support/host_memory.h"
 #include "support/number_text.h"
 #include "support/parallel.h"
 #include "target/machine_description.h"
@@ -69,6 +70,9 @@ class Sweep {
     std::atomic<std::size_t> next{0};
     const int jobs = std::clamp(options_.jobs, 1, static_cast<int>(grid_.size()));
     const int case_threads = threads_per_case(thread_count(), jobs);
+    // A case's peak resident memory is its own only when it runs alone and
+    // the mark restarts for each case.
+    measure_peak_resident_ = jobs == 1 && restart_peak_resident();
     std::atomic<int> observed_threads{0};
     auto worker = [&] {
       tbb::task_arena arena(case_threads);
@@ -154,6 +158,7 @@ class Sweep {
       request.compile.fp16_partials_anywhere = options_.fp16_partials;
       request.max_cycles = options_.max_cycles;
       request.tolerance = options_.tolerance;
+      request.measure_peak_resident = measure_peak_resident_;
       if (options_.profiles) request.profile_directory = case_directory(i).string();
       if (std::optional<CaseReport> kept = earlier(i, request)) {
         say(i, fmt::format("finished earlier ({}), kept", outcome_text(*kept)));
@@ -253,6 +258,7 @@ class Sweep {
   std::exception_ptr folder_error_;  // stops the sweep: the folder cannot be written
   std::atomic<bool> stopped_{false};
   int kept_ = 0, ran_ = 0;  // under reports_mutex_
+  bool measure_peak_resident_ = false;  // CaseRequest::measure_peak_resident
   SweepResult result_;
 };
 

@@ -94,7 +94,9 @@ void print_summary(const bench::CaseReport& report) {
                                                             report.differing_elements.value_or(0)))));
   }
   if (!report.profile.empty()) fmt::print("  profile   {}\n", report.profile);
-  fmt::print("  status    {} in {}\n", report.status, format_duration(report.wall_seconds));
+  const std::string memory =
+      report.peak_rss_bytes ? fmt::format(", host peak RSS {}", memory_text(*report.peak_rss_bytes)) : "";
+  fmt::print("  status    {} in {}{}\n", report.status, format_duration(report.wall_seconds), memory);
 }
 
 // The budget the package was compiled for, from its compile info: 0 for the
@@ -131,6 +133,7 @@ void run(const CLI::App& command, const RunFlags& flags) {
   request.profile_directory = flags.profile_dir;
   request.max_cycles = flags.max_cycles;
   request.tolerance = flags.tolerance;
+  request.measure_peak_resident = true;  // one case, alone in the process
   std::optional<bench::ReferenceOutputs> reference;
   request.reference = [&]() -> const bench::ReferenceOutputs& {
     if (source.workload) return source.workload->reference();

@@ -18,4 +18,8 @@ inline std::string grouped(std::int64_t number) {
   return text;
 }
 
+// Bytes of host memory, decimal units, three significant digits:
+// 37101568 -> "37.1 MB", 2597842944 -> "2.60 GB", 900 -> "900 B".
+std::string memory_text(std::uint64_t bytes);
+
 }  // namespace tilec

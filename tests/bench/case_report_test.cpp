@@ -64,6 +64,7 @@ CaseReport passing_case() {
   report.bit_exact = false;
   report.differing_elements = 1234;
   report.plan_order_reference_seconds = 1.3;
+  report.peak_rss_bytes = 2536956000;
   report.key = CaseKey{"xxh64:0000000000000001", "xxh64:0000000000000002", "target ipu21", "0.1.0",
                        "xxh64:0000000000000003"};
   report.outputs_digest = "xxh64:0000000000000004";
@@ -130,6 +131,11 @@ TEST(CaseReport, ReadsBackWhatItWrites) {
   EXPECT_EQ(again.bit_exact, false);
   EXPECT_EQ(again.differing_elements, 1234);
   EXPECT_EQ(again.plan_order_reference_seconds, 1.3);
+  EXPECT_EQ(again.peak_rss_bytes, 2536956000u);
+  CaseReport unmeasured = original;
+  unmeasured.peak_rss_bytes.reset();
+  EXPECT_TRUE(case_json(unmeasured)["peakRssBytes"].is_null());
+  EXPECT_FALSE(case_from_json(case_json(unmeasured), "case.json").peak_rss_bytes.has_value());
 }
 
 // A ViT tower's layers and head are written after its workload and read
@@ -207,8 +213,8 @@ TEST(CaseReport, MarkdownHasARowPerCaseAndTheDiagnostics) {
   const std::string text = report_markdown({passing_case(), rejected}, "sweep");
   EXPECT_THAT(text, HasSubstr("# sweep\n"));
   EXPECT_THAT(text, HasSubstr("| [fp8-b4-n1-256k](fp8-b4-n1-256k/profile.html) | pass | 282,876 | 188.6 | 54.3% | 0.003906 | "
-                              "0.0215 | no (1,234 differ) | 0.1712 | 0.1717 | 252,944 | 0.92 | 17.66 | 12.3 |\n"));
-  EXPECT_THAT(text, HasSubstr("| fp8-b1-n1-64k | planner-rejected | - | - | - | - | - | - | - | - | - | - | - | 0.0 |\n"));
+                              "0.0215 | no (1,234 differ) | 0.1712 | 0.1717 | 252,944 | 0.92 | 17.66 | 12.3 | 2.54 GB |\n"));
+  EXPECT_THAT(text, HasSubstr("| fp8-b1-n1-64k | planner-rejected | - | - | - | - | - | - | - | - | - | - | - | 0.0 | - |\n"));
   CaseReport exact = passing_case();
   exact.bit_exact = true;
   exact.differing_elements = 0;

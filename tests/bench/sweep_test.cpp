@@ -3,6 +3,7 @@
 #include "bench/sweep.h"
 #include "graph/npy.h"
 #include "support/error.h"
+#include "support/host_memory.h"
 #include "support/parallel.h"
 
 #include <fmt/format.h>
@@ -358,10 +359,17 @@ TEST(Sweep, EachCaseRunAtOnceTakesAnEvenShareOfTheThreads) {
   EXPECT_EQ(threads_per_case(6, 1), 6);
   SweepOptions options = tiny_sweep(fresh_directory("shares"));
   options.jobs = 2;
-  EXPECT_EQ(run_sweep(options).case_threads, threads_per_case(thread_count(), 2));
+  const SweepResult shared = run_sweep(options);
+  EXPECT_EQ(shared.case_threads, threads_per_case(thread_count(), 2));
+  // Cases that share the process have no peak resident memory of their own.
+  for (const CaseReport& report : shared.cases) EXPECT_FALSE(report.peak_rss_bytes.has_value()) << report.name;
   options.jobs = 1;
   options.force = true;
-  EXPECT_EQ(run_sweep(options).case_threads, thread_count());
+  const SweepResult alone = run_sweep(options);
+  EXPECT_EQ(alone.case_threads, thread_count());
+  // One at a time, each has (where the host lets the mark restart).
+  if (restart_peak_resident())
+    for (const CaseReport& report : alone.cases) EXPECT_GT(report.peak_rss_bytes.value_or(0), 0u) << report.name;
 }
 
 // By default a case for every two threads, as far as memory holds 1.5 GB

@@ -68,6 +68,10 @@ TEST(RunCommand, JsonIsOneCaseOfTheReportWithTheRunsFigures) {
   EXPECT_NEAR(report["efficiency"].get<double>(), 40.0 * 32 * 64 * 2 / (128 * 16) / report["cycles"].get<double>(),
               1e-12);
   EXPECT_EQ(report["inputBytes"], 40 * 32);
+  // The run is the process's only case: its peak resident memory, at least
+  // the package and the 16 tiles' memories it held, and under a gigabyte.
+  EXPECT_GT(report["peakRssBytes"].get<std::uint64_t>(), report["packageBytes"].get<std::uint64_t>());
+  EXPECT_LT(report["peakRssBytes"].get<std::uint64_t>(), 1000000000u);
   EXPECT_EQ(run.err, "");
 }
 
@@ -79,6 +83,7 @@ TEST(RunCommand, SummaryAndOutputs) {
   EXPECT_THAT(run.out, HasSubstr("\n  simulate  "));
   EXPECT_THAT(run.out, HasSubstr("every element within 0.03 + 0.05 x |reference|\n"));
   EXPECT_THAT(run.out, HasSubstr("\n  status    pass in "));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex("\n  status    pass in [^\n]*, host peak RSS [0-9.]+ [kMG]B\n"));
   const graph::Tensor y = graph::read_npy_as_stored(dir + "/y.npy");
   EXPECT_EQ(y.type.shape, (graph::Shape{1, 40, 32}));
 }
