@@ -1,5 +1,3 @@
-#include "support/host_memory.h"
-#include "support/number_text.h"
 #include "bench/run_case.h"
 
 #include "bench/device_figures.h"
@@ -13,6 +11,8 @@
 #include "sim/device.h"
 #include "sim/fault.h"
 #include "support/duration.h"
+#include "support/host_memory.h"
+#include "support/number_text.h"
 #include "support/span.h"
 
 #include <fmt/format.h>
