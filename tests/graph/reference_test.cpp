@@ -230,10 +230,24 @@ TEST(Reference, RepeatRunsItsBodyPerIterationWithSlices) {
   EXPECT_FALSE(repeated.intermediates.contains("blocks[3].y"));
 }
 
-TEST(Reference, RepeatEqualsTheOpsWrittenOut) {
+// Values of a stacked W [3, 3, 3] whose three slices differ.
+std::vector<float> stacked_values() {
   std::vector<float> stacked(27);
   for (std::size_t i = 0; i < stacked.size(); ++i)
     stacked[i] = static_cast<float>((i * 5) % 13) / 10.0f - 0.55f;
+  return stacked;
+}
+
+// The same values with the three slices in reverse order.
+std::vector<float> slices_reversed(const std::vector<float>& stacked) {
+  std::vector<float> reversed;
+  for (int i = 2; i >= 0; --i)
+    reversed.insert(reversed.end(), stacked.begin() + 9 * i, stacked.begin() + 9 * i + 9);
+  return reversed;
+}
+
+TEST(Reference, RepeatEqualsTheOpsWrittenOut) {
+  const std::vector<float> stacked = stacked_values();
   const Tensor x = tensor({2, 3}, {0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f}, kF16);
   const Tensor bias = tensor({3}, {0.1f, -0.2f, 0.3f});
   TensorMap written{{"x", x}, {"bias", bias}};
@@ -245,10 +259,7 @@ TEST(Reference, RepeatEqualsTheOpsWrittenOut) {
       run_single(three_blocks(), {{"x", x}, {"W", tensor({3, 3, 3}, stacked)}, {"bias", bias}});
   EXPECT_EQ(run_single(three_blocks_written_out(), written), by_repeat);
   // Each iteration used its own slice: the order of the slices matters.
-  std::vector<float> reversed;
-  for (int i = 2; i >= 0; --i)
-    reversed.insert(reversed.end(), stacked.begin() + 9 * i, stacked.begin() + 9 * i + 9);
-  EXPECT_NE(run_single(three_blocks(), {{"x", x}, {"W", tensor({3, 3, 3}, reversed)}, {"bias", bias}}),
+  EXPECT_NE(run_single(three_blocks(), {{"x", x}, {"W", tensor({3, 3, 3}, slices_reversed(stacked))}, {"bias", bias}}),
             by_repeat);
 }
 
@@ -274,9 +285,7 @@ TEST(Tensor, DecodesAnyRangeOfItsElements) {
 // time from its stored bits; one read whole elsewhere is decoded whole. In
 // every storage type both give every iteration the same slice.
 TEST(Reference, StackedParametersDecodedBySliceOrWholeAgree) {
-  std::vector<float> stacked(27);
-  for (std::size_t i = 0; i < stacked.size(); ++i)
-    stacked[i] = static_cast<float>((i * 5) % 13) / 10.0f - 0.55f;
+  const std::vector<float> stacked = stacked_values();
   const Tensor x = tensor({2, 3}, {0.5f, -1.0f, 2.0f, 0.25f, 1.5f, -0.75f}, kF16);
   const Tensor bias = tensor({3}, {0.1f, -0.2f, 0.3f});
   for (const StorageType storage : {kF32, kF16, StorageType{ElementType::F143, -3}, StorageType{ElementType::F152, 1}}) {
@@ -286,11 +295,8 @@ TEST(Reference, StackedParametersDecodedBySliceOrWholeAgree) {
     EXPECT_EQ(by_slice, whole) << element_type_name(storage.element);
     EXPECT_EQ(run_single(three_blocks(storage, true), tensors, "w_sum").size(), 1u);
     // The slices differ, so a wrong one would show.
-    std::vector<float> reversed;
-    for (int i = 2; i >= 0; --i)
-      reversed.insert(reversed.end(), stacked.begin() + 9 * i, stacked.begin() + 9 * i + 9);
-    EXPECT_NE(run_single(three_blocks(storage), {{"x", x}, {"W", tensor({3, 3, 3}, reversed, storage)}, {"bias", bias}}),
-              by_slice);
+    const Tensor reversed = tensor({3, 3, 3}, slices_reversed(stacked), storage);
+    EXPECT_NE(run_single(three_blocks(storage), {{"x", x}, {"W", reversed}, {"bias", bias}}), by_slice);
   }
 }
 
