@@ -368,8 +368,9 @@ TEST(Sweep, EachCaseRunAtOnceTakesAnEvenShareOfTheThreads) {
   const SweepResult alone = run_sweep(options);
   EXPECT_EQ(alone.case_threads, thread_count());
   // One at a time, each has (where the host lets the mark restart).
-  if (restart_peak_resident())
+  if (restart_peak_resident()) {
     for (const CaseReport& report : alone.cases) EXPECT_GT(report.peak_rss_bytes.value_or(0), 0u) << report.name;
+  }
 }
 
 // By default a case for every two threads, as far as memory holds 1.5 GB
