@@ -14,6 +14,7 @@
 #include "cli/case_flags.h"
 #include "cli/commands.h"
 #include "support/error.h"
+#include "support/host_memory.h"
 #include "support/output_path.h"
 #include "support/parallel.h"
 
@@ -23,7 +24,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 namespace tilec::cli {
@@ -62,18 +62,6 @@ std::int64_t positive(const std::string& flag, const std::string& text) {
   if (text.empty() || error != std::errc() || stop != end || value < 1)
     throw_bad_input(flag + " " + text, "must be an integer >= 1");
   return value;
-}
-
-// The host's available memory (0 when unknown).
-std::uint64_t available_kib() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  while (meminfo >> key >> kib) {
-    if (key == "MemAvailable:") return kib;
-    meminfo.ignore(256, '\n');
-  }
-  return 0;
 }
 
 // "ipu21:tiles=1216,exchange-bytes=8,ipu1" -> {"ipu21:tiles=1216,exchange-bytes=8", "ipu1"}: a piece
@@ -140,7 +128,7 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
     options.budgets_kib.push_back(kib);
   }
   options.out_directory = flags.out;
-  options.jobs = flags.jobs == "auto" ? bench::default_jobs(thread_count(), available_kib())
+  options.jobs = flags.jobs == "auto" ? bench::default_jobs(thread_count(), available_memory_bytes().value_or(0) / 1024)
                                       : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
   options.max_cycles = flags.max_cycles;

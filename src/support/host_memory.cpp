@@ -5,19 +5,27 @@
 
 namespace tilec {
 
-std::optional<std::uint64_t> peak_resident_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmHWM:") {
+namespace {
+
+// The value of line `key` ("VmHWM:", "MemAvailable:") of a /proc file that
+// gives sizes in kB, in bytes.
+std::optional<std::uint64_t> proc_bytes(const char* path, const std::string& key) {
+  std::ifstream file(path);
+  std::string word;
+  while (file >> word) {
+    if (word == key) {
       std::uint64_t kib = 0;
-      if (status >> kib) return kib * 1024;
+      if (file >> kib) return kib * 1024;
       return std::nullopt;
     }
-    status.ignore(4096, '\n');
+    file.ignore(4096, '\n');
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<std::uint64_t> peak_resident_bytes() { return proc_bytes("/proc/self/status", "VmHWM:"); }
 
 bool restart_peak_resident() {
   std::ofstream clear("/proc/self/clear_refs");
@@ -25,5 +33,7 @@ bool restart_peak_resident() {
   clear.flush();
   return static_cast<bool>(clear);
 }
+
+std::optional<std::uint64_t> available_memory_bytes() { return proc_bytes("/proc/meminfo", "MemAvailable:"); }
 
 }  // namespace tilec

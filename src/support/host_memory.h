@@ -1,4 +1,5 @@
-// The host process's resident memory, for the reports' peak RSS.
+// The host's memory: the process's resident memory, for the reports' peak
+// RSS, and what the host has available, for the sweep's default jobs.
 #pragma once
 
 #include <cstdint>
@@ -14,5 +15,9 @@ std::optional<std::uint64_t> peak_resident_bytes();
 // so the next reading covers only what runs from now; false when the host
 // refuses.
 bool restart_peak_resident();
+
+// The memory the host could give without swapping (MemAvailable in
+// /proc/meminfo) in bytes; nullopt where the host does not say.
+std::optional<std::uint64_t> available_memory_bytes();
 
 }  // namespace tilec

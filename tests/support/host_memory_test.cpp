@@ -33,6 +33,13 @@ TEST(HostMemory, ThePeakGrowsWithMemoryTouchedAndRestartsBelowIt) {
   EXPECT_LT(peak_resident_bytes().value_or(raised), raised);
 }
 
+TEST(HostMemory, TheHostHasMoreAvailableThanNothing) {
+  const std::optional<std::uint64_t> available = available_memory_bytes();
+  ASSERT_TRUE(available.has_value());
+  EXPECT_GT(*available, 0u);
+  EXPECT_EQ(*available % 1024, 0u);  // the host counts in kB
+}
+
 TEST(NumberText, MemoryInDecimalUnitsToThreeDigits) {
   EXPECT_EQ(memory_text(0), "0 B");
   EXPECT_EQ(memory_text(900), "900 B");
