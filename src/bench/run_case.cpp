@@ -7,7 +7,7 @@
 #include "package/package_file.h"
 #include "package/validate.h"
 #include "profile/profile.h"
-#include "profile/summary.h"
+#include "profile/run_tally.h"
 #include "sim/device.h"
 #include "sim/fault.h"
 #include "support/duration.h"
@@ -148,17 +148,25 @@ class CaseRunner {
     }
     const double macs = static_cast<double>(graph::graph_macs(*request_.graph));
     const std::uint32_t peak = macs > 0 ? machine.amp_macs_per_cycle(dominant_precision(*request_.graph)) : 0;
+    // The events are kept only for a profile to write; the report's phases
+    // are tallied as the run goes, so a long run never holds them all.
+    const bool keep_profile = !request_.profile_directory.empty();
+    profile::RunTally tally(machine.tiles);
     sim::RunResult run;
     {
       Span span("simulate");
-      sim::SimOptions options;  // recording the profile costs little
+      sim::SimOptions options;
       options.max_cycles = request_.max_cycles;
       options.on_progress = request_.on_cycles;
+      if (!keep_profile)
+        options.on_events = [&tally](std::uint32_t tile, const std::vector<sim::ProfileEvent>& events) {
+          tally.add(tile, events);
+        };
       try {
         run = device->run(options);
       } catch (const sim::Fault& fault) {
         // The profile up to the fault shows what led to it.
-        if (!request_.profile_directory.empty() && fault.partial_run()) {
+        if (keep_profile && fault.partial_run()) {
           profile::ProfileData partial =
               profile::make_profile(report.name, package, machine, *fault.partial_run(), macs, peak);
           partial.fault = profile::fault_mark(fault);
@@ -180,15 +188,19 @@ class CaseRunner {
     const double roofline = roofline_cycles(*request_.graph, machine);
     if (roofline > 0 && run.cycles > 0) report.efficiency = roofline / static_cast<double>(run.cycles);
     report.device_microseconds = static_cast<double>(run.cycles) / (machine.clock_ghz * 1e3);
-    const profile::ProfileData profile = profile::make_profile(report.name, package, machine, run, macs, peak);
-    report.renderer_cycles = profile::renderer_cycles(profile);
-    run = sim::RunResult{};
+    std::optional<profile::ProfileData> profile;
+    if (keep_profile) {
+      profile = profile::make_profile(report.name, package, machine, std::move(run), macs, peak);
+      tally = profile::RunTally::of(*profile);
+    }
+    const profile::CycleSpan shown = tally.renderer_span(*report.cycles);
+    report.renderer_cycles = shown.end - shown.begin;
     // Where an active tile's cycles go, on average: the phases of docs/profile-format.md.
-    const profile::ProfileSummary summary = profile::summarize(profile);
-    const double active = std::max<double>(1, summary.active_tiles);
-    report.compute_cycles = static_cast<double>(summary.phases.compute) / active;
-    report.exchange_cycles = static_cast<double>(summary.phases.exchange) / active;
-    report.sync_cycles = static_cast<double>(summary.phases.sync) / active;
+    const profile::PhaseCycles phases = tally.phases(*report.cycles);
+    const double active = std::max<double>(1, tally.active_tiles());
+    report.compute_cycles = static_cast<double>(phases.compute) / active;
+    report.exchange_cycles = static_cast<double>(phases.exchange) / active;
+    report.sync_cycles = static_cast<double>(phases.sync) / active;
 
     const ReferenceOutputs* reference = nullptr;
     {
@@ -226,7 +238,7 @@ class CaseRunner {
     report.infinity_mismatches = comparison.infinity_mismatches;
     // Outputs out of tolerance still come from a whole run: its profile
     // shows where the time went all the same.
-    if (!request_.profile_directory.empty()) write_profile_files(profile);
+    if (profile) write_profile_files(*profile);
     if (comparison.passed()) {
       report.status = kPass;
       return;

@@ -49,9 +49,10 @@ struct ProfileData {
 };
 
 // Gathers a profile from a run of `package`; for a faulting run, give the
-// fault's partial_run() and the fault (fault_mark).
+// fault's partial_run() and the fault (fault_mark). Move the run in to
+// keep one copy of its events.
 ProfileData make_profile(std::string name, const package::Package& package, const MachineModel& machine,
-                         const sim::RunResult& run, double graph_macs, std::uint32_t peak_macs_per_cycle);
+                         sim::RunResult run, double graph_macs, std::uint32_t peak_macs_per_cycle);
 
 FaultMark fault_mark(const sim::Fault& fault);
 

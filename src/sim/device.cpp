@@ -246,6 +246,7 @@ void DeviceState::run_supersteps(const SimOptions& options, std::uint64_t watchd
       tile.stop = Stop::None;
     }
     ++result.syncs;
+    if (options.record_profile && options.on_events) hand_over_events(options);
     if (options.on_progress) options.on_progress(release);
     live = std::move(at_sync);
   }
@@ -276,25 +277,45 @@ RunResult DeviceState::run(const SimOptions& options) {
     result.tiles[tile.index] = tile.stats;
     result.cycles = std::max(result.cycles, tile.stop_cycle);
   }
-  if (options.record_profile) result.profile = collect_profile();
+  if (options.record_profile && options.on_events) {
+    hand_over_events(options);
+    result.profile.labels = labels_;
+  } else if (options.record_profile) {
+    result.profile = collect_profile();
+  }
   if (options.on_progress) options.on_progress(result.cycles);
   return result;
+}
+
+void DeviceState::order_events(TileState& tile) {
+  for (ProfileEvent& event : tile.events)
+    if (event.label == kUnnamedKernel) event.label = intern_label(fmt::format("worker@{:#x}", event.detail));
+  std::stable_sort(tile.events.begin(), tile.events.end(), [](const ProfileEvent& a, const ProfileEvent& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.context < b.context;
+  });
 }
 
 Profile DeviceState::collect_profile() {
   Profile profile;
   profile.tiles.resize(tiles_.size());
   for (TileState& tile : tiles_) {
-    for (ProfileEvent& event : tile.events)
-      if (event.label == kUnnamedKernel) event.label = intern_label(fmt::format("worker@{:#x}", event.detail));
-    std::stable_sort(tile.events.begin(), tile.events.end(), [](const ProfileEvent& a, const ProfileEvent& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.context < b.context;
-    });
+    order_events(tile);
     profile.tiles[tile.index] = std::move(tile.events);
     tile.events.clear();
   }
   profile.labels = labels_;
   return profile;
+}
+
+// No event straddles a sync's release (every context waits at it), so the
+// batches of a tile are its whole profile's events in order.
+void DeviceState::hand_over_events(const SimOptions& options) {
+  for (TileState& tile : tiles_) {
+    if (tile.events.empty()) continue;
+    order_events(tile);
+    options.on_events(tile.index, tile.events);
+    tile.events.clear();
+  }
 }
 
 Device::Device(const package::Package& package, const MachineModel& machine)

@@ -54,6 +54,12 @@ struct SimOptions {
   // cycle it released at) and once at the end (the run's cycles), on the
   // thread that called run(). For progress reports.
   std::function<void(std::uint64_t cycles)> on_progress;
+  // With record_profile: when set, the events go here instead of into
+  // RunResult::profile (which then holds only the labels), a superstep at a
+  // time so that a long run never holds them all: after each global sync,
+  // and at the end, each tile's events since the last call, in the order
+  // of Profile::tiles, on the thread that called run().
+  std::function<void(std::uint32_t tile, const std::vector<ProfileEvent>& events)> on_events;
 };
 
 struct TileStats {
@@ -78,7 +84,7 @@ struct RunResult {
   std::uint64_t cycles = 0;  // the largest halt cycle over every tile
   std::uint64_t syncs = 0;   // global syncs completed
   std::vector<TileStats> tiles;
-  Profile profile;  // empty unless SimOptions::record_profile
+  Profile profile;  // empty unless SimOptions::record_profile; no events with SimOptions::on_events
 
   std::uint64_t total_bundles() const;
   std::uint64_t total_amp_macs() const;

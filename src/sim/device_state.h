@@ -41,7 +41,11 @@ class DeviceState {
   // Phases of a run.
   void run_tiles(const std::vector<std::uint32_t>& indices);
   void throw_first_fault(const std::vector<std::uint32_t>& indices) const;
+  // A tile's events in the order of Profile::tiles, unnamed kernels labelled.
+  void order_events(TileState& tile);
   Profile collect_profile();
+  // Each tile's events so far to SimOptions::on_events, then forgotten.
+  void hand_over_events(const SimOptions& options);
   void run_supersteps(const SimOptions& options, std::uint64_t watchdog, RunResult& result);
   std::shared_ptr<const RunResult> run_up_to(const Fault& fault, std::uint64_t syncs);
   std::uint32_t memory_bytes(const TileState& tile) const;

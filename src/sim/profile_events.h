@@ -45,6 +45,8 @@ struct ProfileEvent {
   // SupervisorExchange: where the bytes go, as `send` names it: a tile, or
   // kMulticastPeer | an exchange group of the package; 0 otherwise.
   std::uint32_t peer = 0;
+
+  bool operator==(const ProfileEvent&) const = default;
 };
 
 constexpr std::uint32_t kMulticastPeer = 0x80000000u;

@@ -101,6 +101,24 @@ TEST(RunCase, PassingCaseWritesItsProfile) {
   EXPECT_EQ(profile.cycles, *outcome.report.cycles);
   EXPECT_EQ(outcome.report.renderer_cycles, profile::renderer_cycles(profile));
   EXPECT_GT(std::filesystem::file_size(directory + "/profile.html"), 0u);
+  // The phases are the profile's, per active tile.
+  const profile::ProfileSummary summary = profile::summarize(profile);
+  ASSERT_TRUE(outcome.report.compute_cycles && outcome.report.exchange_cycles && outcome.report.sync_cycles);
+  EXPECT_DOUBLE_EQ(*outcome.report.compute_cycles,
+                   static_cast<double>(summary.phases.compute) / summary.active_tiles);
+  EXPECT_DOUBLE_EQ(*outcome.report.exchange_cycles,
+                   static_cast<double>(summary.phases.exchange) / summary.active_tiles);
+  EXPECT_DOUBLE_EQ(*outcome.report.sync_cycles, static_cast<double>(summary.phases.sync) / summary.active_tiles);
+
+  // Without a profile to write, the events are tallied as the run goes and
+  // never kept: the same figures.
+  SmallCase unprofiled;
+  const CaseReport tallied = run_case(unprofiled.request).report;
+  EXPECT_EQ(tallied.cycles, outcome.report.cycles);
+  EXPECT_EQ(tallied.renderer_cycles, outcome.report.renderer_cycles);
+  EXPECT_EQ(tallied.compute_cycles, outcome.report.compute_cycles);
+  EXPECT_EQ(tallied.exchange_cycles, outcome.report.exchange_cycles);
+  EXPECT_EQ(tallied.sync_cycles, outcome.report.sync_cycles);
 }
 
 // At 8 KiB the plan splits both GEMMs' K over tiles, gemm1's partial sums

@@ -31,13 +31,18 @@ struct MlpRun {
   std::uint32_t peak = 0;
 };
 
+// A small MLP, seeded data from generate_data(graph, 7).
+inline graph::Graph mlp_graph() {
+  graph::MlpOptions mlp;
+  mlp.tokens = 40;
+  mlp.width = 32;
+  mlp.hidden = 64;
+  return graph::build_workload("mlp", mlp);
+}
+
 inline const MlpRun& mlp_run() {
   static const MlpRun result = [] {
-    graph::MlpOptions mlp;
-    mlp.tokens = 40;
-    mlp.width = 32;
-    mlp.hidden = 64;
-    graph::Graph graph = graph::build_workload("mlp", mlp);
+    graph::Graph graph = mlp_graph();
     compiler::CompileOptions options;
     options.machine = ipu21_cut(16);
     MlpRun run;

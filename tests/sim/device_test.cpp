@@ -217,6 +217,23 @@ TEST(DeviceProfile, RecordsKernelsExchangeSyncsAndHalts) {
   RunResult without = device.run(quiet);
   EXPECT_TRUE(without.profile.tiles.empty());
   EXPECT_EQ(without.cycles, result.cycles);
+
+  // Handed over a superstep at a time: the same events in the same order,
+  // at the sync and at the end, and none kept in the result.
+  SimOptions streaming;
+  std::vector<std::vector<ProfileEvent>> handed(2);
+  std::vector<int> batches(2);
+  streaming.on_events = [&](std::uint32_t tile, const std::vector<ProfileEvent>& events) {
+    handed.at(tile).insert(handed.at(tile).end(), events.begin(), events.end());
+    ++batches.at(tile);
+  };
+  RunResult streamed = device.run(streaming);
+  EXPECT_TRUE(streamed.profile.tiles.empty());
+  EXPECT_EQ(streamed.profile.labels, profile.labels);
+  EXPECT_EQ(streamed.cycles, result.cycles);
+  EXPECT_EQ(batches, (std::vector<int>{2, 2}));
+  EXPECT_EQ(handed[0], profile.tiles[0]);
+  EXPECT_EQ(handed[1], profile.tiles[1]);
 }
 
 graph::Tensor random_codes(graph::TensorType type, std::uint32_t seed) {
