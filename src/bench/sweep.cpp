@@ -341,8 +341,13 @@ std::vector<SweepOptions::Machine> machine_grid(const std::vector<std::string>& 
 
 int threads_per_case(int threads, int jobs) { return std::max(1, threads / std::max(1, jobs)); }
 
-int default_jobs(int threads, std::uint64_t available_kib) {
-  const std::uint64_t by_memory = available_kib / (1536 * 1024);
+std::uint64_t case_memory_kib(std::string_view workload) {
+  constexpr std::uint64_t kMebibyteInKib = 1024;
+  return (workload_kind(workload) == WorkloadKind::Mlp ? 1536 : 4096) * kMebibyteInKib;
+}
+
+int default_jobs(int threads, std::uint64_t available_kib, std::uint64_t case_kib) {
+  const std::uint64_t by_memory = available_kib / std::max<std::uint64_t>(1, case_kib);
   return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads / 2, by_memory)));
 }
 

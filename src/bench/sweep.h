@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilec::bench {
@@ -97,12 +98,16 @@ struct SweepResult {
 // timed while it shares cores with another's.
 int threads_per_case(int threads, int jobs);
 
+// Host memory to allow a full-chip case of the workload: 1.5 GiB for an
+// MLP (its cases peak at 0.2 to 0.8 GB), 4 GiB for a ViT layer or tower
+// (the 27-layer tower at batch 2 peaks at about 3.2 GB with its events).
+std::uint64_t case_memory_kib(std::string_view workload);
+
 // The cases a sweep runs at once by default, of `threads` host threads and
 // `available_kib` of host memory: one for every two threads, so that each
 // compiles and simulates on two (a compile on one takes about twice as
-// long), and no more than memory holds at about 1.5 GB a full-chip case;
-// at least one.
-int default_jobs(int threads, std::uint64_t available_kib);
+// long), and no more than memory holds at `case_kib` a case; at least one.
+int default_jobs(int threads, std::uint64_t available_kib, std::uint64_t case_kib);
 
 // Runs the sweep. A case's failure never stops the others; only a problem
 // with the folder itself (cannot create or write it) throws.

@@ -128,7 +128,8 @@ bench::SweepOptions sweep_options(const BenchFlags& flags) {
     options.budgets_kib.push_back(kib);
   }
   options.out_directory = flags.out;
-  options.jobs = flags.jobs == "auto" ? bench::default_jobs(thread_count(), available_memory_bytes().value_or(0) / 1024)
+  options.jobs = flags.jobs == "auto" ? bench::default_jobs(thread_count(), available_memory_bytes().value_or(0) / 1024,
+                                                           bench::case_memory_kib(options.workload))
                                       : static_cast<int>(positive("--jobs", flags.jobs));
   options.force = flags.force;
   options.max_cycles = flags.max_cycles;
@@ -252,7 +253,7 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--out", f.out, "Output folder (default out/sweep)")->type_name("DIR");
   command->add_option("--jobs", f.jobs,
                       "Cases run at once (default auto: one for every two host threads, as far as host memory "
-                      "allows about 1.5 GB per case); each case takes an even share of the threads")
+                      "allows: about 1.5 GB per MLP case, 4 GB per ViT case); each case takes an even share of the threads")
       ->type_name("N");
   add_fp16_partials_flag(*command, f.fp16_partials);
   add_max_cycles_flag(*command, f.max_cycles);

@@ -373,15 +373,23 @@ TEST(Sweep, EachCaseRunAtOnceTakesAnEvenShareOfTheThreads) {
   }
 }
 
-// By default a case for every two threads, as far as memory holds 1.5 GB
-// a case, at least one.
+// By default a case for every two threads, as far as memory holds the
+// workload's allowance a case, at least one.
 TEST(Sweep, DefaultJobsGiveEachCaseTwoThreadsAndItsMemory) {
   constexpr std::uint64_t kGibibyteInKib = 1024 * 1024;
-  EXPECT_EQ(default_jobs(2, 64 * kGibibyteInKib), 1);
-  EXPECT_EQ(default_jobs(1, 64 * kGibibyteInKib), 1);
-  EXPECT_EQ(default_jobs(16, 64 * kGibibyteInKib), 8);
-  EXPECT_EQ(default_jobs(16, 6 * kGibibyteInKib), 4);
-  EXPECT_EQ(default_jobs(16, 0), 1);
+  const std::uint64_t mlp = case_memory_kib("siglip-mlp");
+  EXPECT_EQ(mlp, 3 * kGibibyteInKib / 2);
+  EXPECT_EQ(default_jobs(2, 64 * kGibibyteInKib, mlp), 1);
+  EXPECT_EQ(default_jobs(1, 64 * kGibibyteInKib, mlp), 1);
+  EXPECT_EQ(default_jobs(16, 64 * kGibibyteInKib, mlp), 8);
+  EXPECT_EQ(default_jobs(16, 6 * kGibibyteInKib, mlp), 4);
+  EXPECT_EQ(default_jobs(16, 0, mlp), 1);
+  // A tower's case needs more: the same host runs fewer at once.
+  const std::uint64_t tower = case_memory_kib("siglip-vit");
+  EXPECT_EQ(tower, 4 * kGibibyteInKib);
+  EXPECT_EQ(case_memory_kib("vit"), tower);
+  EXPECT_EQ(default_jobs(16, 6 * kGibibyteInKib, tower), 1);
+  EXPECT_EQ(default_jobs(16, 17 * kGibibyteInKib, tower), 4);
 }
 
 TEST(Sweep, AFailingCaseDoesNotStopTheOthers) {
