@@ -5,8 +5,11 @@
 #include "support/error.h"
 #include "target/machine.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string_view>
 
@@ -118,21 +121,16 @@ sim::TileStats decode_stats(const json& object, const std::string& where) {
   return stats;
 }
 
+std::array<std::uint64_t, kEventFields> event_fields(const sim::ProfileEvent& event) {
+  return {static_cast<std::uint64_t>(event.kind), event.context, event.begin, event.end, event.label,
+          event.detail, event.op, event.amp_instructions, event.amp_macs, event.peer};
+}
+
 json encode_events(const std::vector<sim::ProfileEvent>& events) {
   json flat = json::array();
   flat.get_ref<json::array_t&>().reserve(events.size() * kEventFields);
-  for (const sim::ProfileEvent& event : events) {
-    flat.push_back(static_cast<unsigned>(event.kind));
-    flat.push_back(static_cast<unsigned>(event.context));
-    flat.push_back(event.begin);
-    flat.push_back(event.end);
-    flat.push_back(event.label);
-    flat.push_back(event.detail);
-    flat.push_back(event.op);
-    flat.push_back(event.amp_instructions);
-    flat.push_back(event.amp_macs);
-    flat.push_back(event.peer);
-  }
+  for (const sim::ProfileEvent& event : events)
+    for (std::uint64_t field : event_fields(event)) flat.push_back(field);
   return flat;
 }
 
@@ -271,12 +269,13 @@ json fault_json(const std::optional<FaultMark>& fault) {
           {"cycle", fault->cycle}, {"bundle", fault->bundle},   {"message", fault->message}};
 }
 
-json encode_profile_json(const ProfileData& profile) {
+namespace {
+
+// Every member of the body but the events.
+json encode_body_without_events(const ProfileData& profile) {
   json regions = regions_json(profile.regions);
   json stats = json::array();
   for (const sim::TileStats& tile : profile.tile_stats) stats.push_back(encode_stats(tile));
-  json events = json::array();
-  for (const std::vector<sim::ProfileEvent>& tile : profile.events.tiles) events.push_back(encode_events(tile));
   return {{"name", profile.name},
           {"target", profile.target},
           {"tiles", profile.tiles},
@@ -290,8 +289,43 @@ json encode_profile_json(const ProfileData& profile) {
           {"exchange_groups", profile.exchange_groups},
           {"schedule", package::schedule_json(profile.schedule)},
           {"fault", fault_json(profile.fault)},
-          {"tile_stats", std::move(stats)},
-          {"events", std::move(events)}};
+          {"tile_stats", std::move(stats)}};
+}
+
+}  // namespace
+
+json encode_profile_json(const ProfileData& profile) {
+  json body = encode_body_without_events(profile);
+  json events = json::array();
+  for (const std::vector<sim::ProfileEvent>& tile : profile.events.tiles) events.push_back(encode_events(tile));
+  body["events"] = std::move(events);
+  return body;
+}
+
+void write_profile_json(const ProfileData& profile, const std::function<void(std::string_view)>& write) {
+  // The other members' text with the events appended: "{...,"events":[[...],...]}".
+  std::string text = encode_body_without_events(profile).dump();
+  TILEC_CHECK(text.size() > 2 && text.back() == '}', "the body's other members are a non-empty JSON object");
+  text.back() = ',';
+  text += "\"events\":[";
+  constexpr std::size_t kPiece = 1 << 20;  // bytes handed on at a time
+  for (std::size_t tile = 0; tile < profile.events.tiles.size(); ++tile) {
+    text += tile == 0 ? "[" : ",[";
+    bool first = true;
+    for (const sim::ProfileEvent& event : profile.events.tiles[tile])
+      for (std::uint64_t field : event_fields(event)) {
+        if (!first) text += ',';
+        first = false;
+        fmt::format_to(std::back_inserter(text), "{}", field);
+      }
+    text += ']';
+    if (text.size() >= kPiece) {
+      write(text);
+      text.clear();
+    }
+  }
+  text += "]}";
+  write(text);
 }
 
 ProfileData decode_profile_json(const json& body) {

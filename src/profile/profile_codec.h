@@ -6,10 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <string_view>
+
 namespace tilec::profile {
 
 // The JSON body. The same ProfileData always gives the same JSON.
 nlohmann::json encode_profile_json(const ProfileData& profile);
+// The same body as JSON text, in pieces of about a megabyte handed to
+// `write`, so that a long run's events never become a document at once.
+void write_profile_json(const ProfileData& profile, const std::function<void(std::string_view)>& write);
 
 // Reads a body, checking the type and range of every field, then
 // validate_profile(). BadInput with the offending place in the message

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <string_view>
 
 namespace tilec::profile {
 
@@ -74,20 +75,41 @@ std::string decompress(std::span<const std::uint8_t> stored, std::uint64_t expec
 
 std::vector<std::uint8_t> encode_profile_file(const ProfileData& profile) {
   validate_profile(profile);
-  const std::string body = encode_profile_json(profile).dump();
-  TILEC_CHECK(body.size() <= kMaxBodyBytes, "profile body of {} bytes exceeds the format's {}", body.size(),
-              kMaxBodyBytes);
-  std::vector<std::uint8_t> stored(ZSTD_compressBound(body.size()));
-  const std::size_t size = ZSTD_compress(stored.data(), stored.size(), body.data(), body.size(), kCompressionLevel);
-  TILEC_CHECK(!ZSTD_isError(size), "zstd compression failed: {}", ZSTD_getErrorName(size));
-  stored.resize(size);
+  // The body is compressed as it is written: only the compressed bytes are
+  // ever held whole.
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  TILEC_CHECK(context != nullptr, "cannot allocate a zstd context");
+  const std::size_t level = ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, kCompressionLevel);
+  TILEC_CHECK(!ZSTD_isError(level), "zstd compression level: {}", ZSTD_getErrorName(level));
+  std::vector<std::uint8_t> stored;
+  std::uint64_t body_bytes = 0;
+  auto compress = [&](std::string_view text, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer input{text.data(), text.size(), 0};
+    while (true) {
+      const std::size_t produced = stored.size();
+      stored.resize(produced + ZSTD_CStreamOutSize());
+      ZSTD_outBuffer output{stored.data(), stored.size(), produced};
+      const std::size_t remaining = ZSTD_compressStream2(context.get(), &output, &input, mode);
+      TILEC_CHECK(!ZSTD_isError(remaining), "zstd compression failed: {}", ZSTD_getErrorName(remaining));
+      stored.resize(output.pos);
+      const bool done = mode == ZSTD_e_end ? remaining == 0 : input.pos == input.size;
+      if (done) break;
+    }
+  };
+  write_profile_json(profile, [&](std::string_view text) {
+    body_bytes += text.size();
+    TILEC_CHECK(body_bytes <= kMaxBodyBytes, "profile body of more than {} bytes exceeds the format's {}",
+                body_bytes, kMaxBodyBytes);
+    compress(text, ZSTD_e_continue);
+  });
+  compress({}, ZSTD_e_end);
 
   std::vector<std::uint8_t> file(std::begin(kMagic), std::end(kMagic));
   file.reserve(kHeaderBytes + stored.size());
   put_u32(file, kFormatVersion);
   put_u32(file, 0);  // flags
   put_u64(file, stored.size());
-  put_u64(file, body.size());
+  put_u64(file, body_bytes);
   put_u64(file, checksum(file, stored));
   file.insert(file.end(), stored.begin(), stored.end());
   return file;

@@ -129,6 +129,33 @@ TEST(ProfileFile, SameProfileGivesTheSameBytes) {
   EXPECT_EQ(encode_profile_file(mlp_profile()), encode_profile_file(mlp_profile()));
 }
 
+// The body is written as text in pieces, never as one document: the
+// pieces together are the document's JSON.
+TEST(ProfileFile, TheWrittenBodyIsTheDocumentInPieces) {
+  ProfileData profile = blank_profile(3, 100'000'000);
+  // Enough events for several pieces of about a megabyte; tile 1 has none.
+  for (std::uint32_t tile : {0u, 2u}) {
+    for (std::uint64_t i = 0; i < 40'000; ++i)
+      profile.events.tiles[tile].push_back(testing::kernel(static_cast<std::uint8_t>(i % 6), 1000 * i, 1000 * i + 999));
+    profile.events.tiles[tile].push_back(testing::halt(40'000'000 + tile));
+  }
+  std::vector<std::size_t> pieces;
+  std::string text;
+  write_profile_json(profile, [&](std::string_view piece) {
+    pieces.push_back(piece.size());
+    text += piece;
+  });
+  EXPECT_GT(pieces.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(text), encode_profile_json(profile));
+  std::string small;
+  write_profile_json(mlp_profile(), [&](std::string_view piece) { small += piece; });
+  EXPECT_EQ(nlohmann::json::parse(small), encode_profile_json(mlp_profile()));
+
+  const std::string path = temp_path("pieces.tprof");
+  write_profile(path, profile);
+  expect_same_profile(profile, read_profile(path));
+}
+
 // ---- errors -----------------------------------------------------------------
 
 void expect_bad_file(const std::vector<std::uint8_t>& bytes, const std::string& expected) {
