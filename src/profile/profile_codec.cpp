@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cmath>
+#include <exception>
 #include <iterator>
 #include <limits>
 #include <string_view>
@@ -328,7 +329,17 @@ void write_profile_json(const ProfileData& profile, const std::function<void(std
   write(text);
 }
 
-ProfileData decode_profile_json(const json& body) {
+namespace {
+
+// The tiles' events as the parse decoded them and left them out of the
+// body, and the first error in them, reported in the place of the
+// members' checks where the events come.
+struct ParsedEvents {
+  std::vector<std::vector<sim::ProfileEvent>> tiles;
+  std::exception_ptr error;
+};
+
+ProfileData decode_profile_json(const json& body, ParsedEvents events) {
   if (!body.is_object()) throw_bad_input("", "the body is {}, not a JSON object", body.type_name());
   ProfileData profile;
   profile.name = string_value(member(body, "name", ""), "name");
@@ -387,18 +398,47 @@ ProfileData decode_profile_json(const json& body) {
   }
 
   const json& stats = array_member(body, "tile_stats", "");
-  const json& events = array_member(body, "events", "");
+  array_member(body, "events", "");
   // Counts first, so a huge `tiles` costs nothing before it is refused.
   if (stats.size() != profile.tiles)
     throw_bad_input("", "tile_stats has {} entries for {} tiles", stats.size(), profile.tiles);
-  if (events.size() != profile.tiles)
-    throw_bad_input("", "events has {} entries for {} tiles", events.size(), profile.tiles);
+  if (events.tiles.size() != profile.tiles)
+    throw_bad_input("", "events has {} entries for {} tiles", events.tiles.size(), profile.tiles);
   for (std::size_t tile = 0; tile < stats.size(); ++tile)
     profile.tile_stats.push_back(decode_stats(stats[tile], fmt::format("tile_stats[{}]", tile)));
-  for (std::size_t tile = 0; tile < events.size(); ++tile)
-    profile.events.tiles.push_back(decode_events(events[tile], fmt::format("tile {}", tile)));
+  if (events.error) std::rethrow_exception(events.error);
+  profile.events.tiles = std::move(events.tiles);
   validate_profile(profile);
   return profile;
+}
+
+}  // namespace
+
+ProfileData decode_profile_text(std::string_view text) {
+  // Each of the top-level "events" array's elements is decoded as soon as
+  // it is parsed, then dropped from the document.
+  ParsedEvents events;
+  std::string member_key;
+  json body;
+  try {
+    body = json::parse(text, [&](int depth, json::parse_event_t event, json& parsed) {
+      if (depth == 1 && event == json::parse_event_t::key) member_key = parsed.get<std::string>();
+      const bool element_parsed = event == json::parse_event_t::array_end ||
+                                  event == json::parse_event_t::object_end || event == json::parse_event_t::value;
+      if (depth != 2 || member_key != "events" || !element_parsed) return true;
+      const std::string where = fmt::format("tile {}", events.tiles.size());
+      events.tiles.emplace_back();
+      try {
+        if (!events.error) events.tiles.back() = decode_events(parsed, where);
+      } catch (const Error&) {
+        events.error = std::current_exception();
+      }
+      return false;
+    });
+  } catch (const json::exception& error) {
+    throw_bad_input("", "the body is not valid JSON: {}", error.what());
+  }
+  return decode_profile_json(body, std::move(events));
 }
 
 void validate_profile(const ProfileData& profile) {

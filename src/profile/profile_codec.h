@@ -17,10 +17,12 @@ nlohmann::json encode_profile_json(const ProfileData& profile);
 // `write`, so that a long run's events never become a document at once.
 void write_profile_json(const ProfileData& profile, const std::function<void(std::string_view)>& write);
 
-// Reads a body, checking the type and range of every field, then
-// validate_profile(). BadInput with the offending place in the message
-// ("tile 3 event 7: ...") and an empty `where`, for the caller to prefix.
-ProfileData decode_profile_json(const nlohmann::json& body);
+// Parses a body's JSON text, checking the type and range of every field,
+// then validate_profile(). Each tile's events are decoded as the parser
+// finishes them, so a long run's events are never a document at once.
+// BadInput with the offending place in the message ("tile 3 event 7: ...")
+// and an empty `where`, for the caller to prefix.
+ProfileData decode_profile_text(std::string_view text);
 
 // What every profile must satisfy, so that queries, the renderer and the
 // trace export can trust it: the target is known and has `tiles` tiles; one

@@ -138,14 +138,7 @@ ProfileData decode_profile_file(std::span<const std::uint8_t> file, const std::s
       throw_bad_input("", "checksum mismatch: the file is corrupt");
     if (body_bytes > kMaxBodyBytes)
       throw_bad_input("", "body of {} bytes exceeds the limit of {}", body_bytes, kMaxBodyBytes);
-    const std::string text = decompress(stored, body_bytes);
-    nlohmann::json body;
-    try {
-      body = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& error) {
-      throw_bad_input("", "the body is not valid JSON: {}", error.what());
-    }
-    return decode_profile_json(body);
+    return decode_profile_text(decompress(stored, body_bytes));
   } catch (const Error& error) {
     throw error.within(name);
   }
