@@ -303,6 +303,18 @@ const BodyCase kBodyCases[] = {
     {"halt after the run", [](nlohmann::json& b) { b["tile_stats"][3]["halt_cycle"] = b["cycles"].get<std::uint64_t>() + 1; }, "tile 3 halts in cycle"},
     {"partial event", [](nlohmann::json& b) { b["events"][0].push_back(1); }, "tile 0: "},
     {"event field not a number", [](nlohmann::json& b) { b["events"][0][2] = "x"; }, "tile 0 event 0 begin: expected a non-negative integer"},
+    // Each tile's events are decoded as they are parsed: the error still
+    // names the tile, the first one wins, and the other members come first.
+    {"a later tile's events", [](nlohmann::json& b) {
+       b["events"][5][2] = "x";
+       b["events"][7][2] = "y";
+     }, "tile 5 event 0 begin: expected a non-negative integer, got string"},
+    {"events and stats both wrong", [](nlohmann::json& b) {
+       b["events"][0][2] = "x";
+       b["tile_stats"].erase(0);
+     }, "tile_stats has 15 entries for 16 tiles"},
+    {"a tile's events not a list", [](nlohmann::json& b) { b["events"][3] = {{"begin", 1}}; }, "tile 3: expected an array, got object"},
+    {"events not a list", [](nlohmann::json& b) { b["events"] = 5; }, "events: expected an array, got number"},
     {"unknown event kind", [](nlohmann::json& b) { b["events"][0][0] = 4; }, "tile 0 event 0 kind: 4 is larger than 3"},
     {"bad context", [](nlohmann::json& b) { b["events"][0][1] = 7; }, "tile 0 event 0 context: 7 is larger than 6"},
     {"label out of range", [](nlohmann::json& b) { b["events"][0][4] = 999; }, "tile 0 event 0: label 999 is out of range"},
