@@ -7,7 +7,54 @@
 
 namespace tilec::profile {
 
-RunTally::RunTally(std::uint32_t tiles) : tiles_(tiles) {}
+SpanTally::SpanTally(std::uint32_t tiles) : tiles_(tiles) {}
+
+void SpanTally::add(std::uint32_t tile, const std::vector<sim::ProfileEvent>& events) {
+  TILEC_CHECK(tile < tiles_.size(), "events of tile {} in a run of {} tiles", tile, tiles_.size());
+  if (events.empty()) return;
+  TileStart& start = tiles_[tile];
+  if (start.events == 0) {
+    const sim::ProfileEvent& first = events.front();
+    start.starts_with_initial_sync = first.kind == sim::ProfileEventKind::SyncWait && first.detail == 0;
+  }
+  // The tile's second event: this batch's first or second.
+  if (start.events == 1)
+    start.second_begin = events.front().begin;
+  else if (start.events == 0 && events.size() > 1)
+    start.second_begin = events[1].begin;
+  start.events += events.size();
+  for (const sim::ProfileEvent& event : events)
+    if (event.kind == sim::ProfileEventKind::Halt) {
+      any_halt_ = true;
+      last_halt_ = std::max(last_halt_, event.begin);
+    }
+}
+
+// The run starts with a sync when every tile that did anything began with a
+// wait at the run's first sync (sync 0); the span then starts at the
+// earliest event that followed that wait on any tile. It ends at the last
+// halt, or at `cycles` without one.
+CycleSpan SpanTally::span(std::uint64_t cycles) const {
+  CycleSpan span;
+  span.end = any_halt_ ? last_halt_ : cycles;
+  bool any_tile = false, initial_sync = true;
+  std::uint64_t first_after = cycles;
+  for (const TileStart& start : tiles_) {
+    if (start.events == 0) continue;
+    initial_sync = initial_sync && start.starts_with_initial_sync;
+    any_tile = true;
+    if (start.events > 1) first_after = std::min(first_after, start.second_begin);
+  }
+  span.begin = std::min(any_tile && initial_sync ? first_after : 0, span.end);
+  return span;
+}
+
+std::uint32_t SpanTally::active_tiles() const {
+  return static_cast<std::uint32_t>(
+      std::count_if(tiles_.begin(), tiles_.end(), [](const TileStart& start) { return start.events > 0; }));
+}
+
+RunTally::RunTally(std::uint32_t tiles) : busy_(tiles), span_(tiles) {}
 
 RunTally RunTally::of(const ProfileData& profile) {
   RunTally tally(static_cast<std::uint32_t>(profile.events.tiles.size()));
@@ -17,67 +64,28 @@ RunTally RunTally::of(const ProfileData& profile) {
 }
 
 void RunTally::add(std::uint32_t tile, const std::vector<sim::ProfileEvent>& events) {
-  TILEC_CHECK(tile < tiles_.size(), "events of tile {} in a run of {} tiles", tile, tiles_.size());
-  if (events.empty()) return;
-  TileTally& tally = tiles_[tile];
+  span_.add(tile, events);
+  PhaseCycles& busy = busy_[tile];
   // The batch's own spans: what it leaves idle is counted once, at the end.
   for_each_phase_span(events, std::numeric_limits<std::uint64_t>::max(),
                       [&](std::uint64_t from, std::uint64_t to, Phase phase) {
                         const std::uint64_t length = to - from;
                         switch (phase) {
-                          case Phase::Compute: tally.busy.compute += length; break;
-                          case Phase::Exchange: tally.busy.exchange += length; break;
-                          case Phase::Sync: tally.busy.sync += length; break;
+                          case Phase::Compute: busy.compute += length; break;
+                          case Phase::Exchange: busy.exchange += length; break;
+                          case Phase::Sync: busy.sync += length; break;
                           case Phase::Idle: break;
                         }
                       });
-  if (tally.events == 0) {
-    const sim::ProfileEvent& first = events.front();
-    tally.starts_with_initial_sync = first.kind == sim::ProfileEventKind::SyncWait && first.detail == 0;
-  }
-  // The tile's second event: this batch's first or second.
-  if (tally.events == 1)
-    tally.second_begin = events.front().begin;
-  else if (tally.events == 0 && events.size() > 1)
-    tally.second_begin = events[1].begin;
-  tally.events += events.size();
-  for (const sim::ProfileEvent& event : events)
-    if (event.kind == sim::ProfileEventKind::Halt) {
-      any_halt_ = true;
-      last_halt_ = std::max(last_halt_, event.begin);
-    }
 }
 
 PhaseCycles RunTally::phases(std::uint64_t cycles) const {
   PhaseCycles total;
-  for (const TileTally& tally : tiles_) {
-    total += tally.busy;
-    total.idle += cycles - std::min(cycles, tally.busy.total());
+  for (const PhaseCycles& busy : busy_) {
+    total += busy;
+    total.idle += cycles - std::min(cycles, busy.total());
   }
   return total;
-}
-
-std::uint32_t RunTally::active_tiles() const {
-  return static_cast<std::uint32_t>(
-      std::count_if(tiles_.begin(), tiles_.end(), [](const TileTally& tally) { return tally.events > 0; }));
-}
-
-// The run starts with a sync when every tile that did anything began with a
-// wait at the run's first sync (sync 0); the span then starts at the
-// earliest event that followed that wait on any tile.
-CycleSpan RunTally::renderer_span(std::uint64_t cycles) const {
-  CycleSpan span;
-  span.end = any_halt_ ? last_halt_ : cycles;
-  bool any_tile = false, initial_sync = true;
-  std::uint64_t first_after = cycles;
-  for (const TileTally& tally : tiles_) {
-    if (tally.events == 0) continue;
-    initial_sync = initial_sync && tally.starts_with_initial_sync;
-    any_tile = true;
-    if (tally.events > 1) first_after = std::min(first_after, tally.second_begin);
-  }
-  span.begin = std::min(any_tile && initial_sync ? first_after : 0, span.end);
-  return span;
 }
 
 }  // namespace tilec::profile
