@@ -40,11 +40,7 @@ FaultMark fault_mark(const sim::Fault& fault) {
                    fault.what()};
 }
 
-CycleSpan renderer_span(const ProfileData& profile) {
-  SpanTally tally(static_cast<std::uint32_t>(profile.events.tiles.size()));
-  for (std::uint32_t tile = 0; tile < profile.events.tiles.size(); ++tile) tally.add(tile, profile.events.tiles[tile]);
-  return tally.span(profile.cycles);
-}
+CycleSpan renderer_span(const ProfileData& profile) { return SpanTally::of(profile).span(profile.cycles); }
 
 std::uint64_t renderer_cycles(const ProfileData& profile) {
   CycleSpan span = renderer_span(profile);

@@ -7,7 +7,20 @@
 
 namespace tilec::profile {
 
+namespace {
+
+template <typename Tally>
+Tally tally_of(const ProfileData& profile) {
+  Tally tally(static_cast<std::uint32_t>(profile.events.tiles.size()));
+  for (std::uint32_t tile = 0; tile < profile.events.tiles.size(); ++tile) tally.add(tile, profile.events.tiles[tile]);
+  return tally;
+}
+
+}  // namespace
+
 SpanTally::SpanTally(std::uint32_t tiles) : tiles_(tiles) {}
+
+SpanTally SpanTally::of(const ProfileData& profile) { return tally_of<SpanTally>(profile); }
 
 void SpanTally::add(std::uint32_t tile, const std::vector<sim::ProfileEvent>& events) {
   TILEC_CHECK(tile < tiles_.size(), "events of tile {} in a run of {} tiles", tile, tiles_.size());
@@ -56,12 +69,7 @@ std::uint32_t SpanTally::active_tiles() const {
 
 RunTally::RunTally(std::uint32_t tiles) : busy_(tiles), span_(tiles) {}
 
-RunTally RunTally::of(const ProfileData& profile) {
-  RunTally tally(static_cast<std::uint32_t>(profile.events.tiles.size()));
-  for (std::uint32_t tile = 0; tile < profile.events.tiles.size(); ++tile)
-    tally.add(tile, profile.events.tiles[tile]);
-  return tally;
-}
+RunTally RunTally::of(const ProfileData& profile) { return tally_of<RunTally>(profile); }
 
 void RunTally::add(std::uint32_t tile, const std::vector<sim::ProfileEvent>& events) {
   span_.add(tile, events);

@@ -20,6 +20,8 @@ namespace tilec::profile {
 class SpanTally {
  public:
   explicit SpanTally(std::uint32_t tiles);
+  // Every event of a profile, one tile at a time.
+  static SpanTally of(const ProfileData& profile);
   void add(std::uint32_t tile, const std::vector<sim::ProfileEvent>& events);
   // renderer_span() of the events so far, for a run of `cycles`.
   CycleSpan span(std::uint64_t cycles) const;

@@ -5,10 +5,9 @@
 namespace tilec {
 
 std::string memory_text(std::uint64_t bytes) {
-  const auto value = static_cast<double>(bytes);
   const char* units[] = {"B", "kB", "MB", "GB", "TB"};
   int unit = 0;
-  double scaled = value;
+  auto scaled = static_cast<double>(bytes);
   while (scaled >= 999.5 && unit < 4) {
     scaled /= 1000;
     ++unit;
